@@ -1,0 +1,98 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The one protocol a transport implements: send a built request, answer once.
+///
+/// SwiftyService builds the `URLRequest` (URL, method, headers, body, timeout, cache policy) and hands it
+/// to the realm's backend. Write a backend to put another network library under your endpoints — a
+/// company's legacy client, a test double, an HTTP/2 client — without touching endpoint code.
+/// A backend does not validate statuses or decode bodies; SwiftyService does that after it answers.
+///
+/// Rules: call `completion` exactly once, from any thread; report failures as thrown errors (`URLError`s
+/// are mapped to ``ServiceError`` cases: `.timedOut` → ``ServiceError/timedOut(_:)``, `.cancelled` →
+/// ``ServiceError/cancelled(_:)``, anything else → ``ServiceError/transport(_:underlying:)``); honour
+/// `urlRequest.timeoutInterval`; return a ``BackendTask`` whose `cancel()` stops the transfer.
+/// For a library with an `async` API, conform to ``AsyncNetworkBackend`` instead.
+public protocol NetworkBackend: Sendable {
+    /// Sends `request` and calls `completion` exactly once with the server's answer or the failure.
+    /// - Returns: a task whose `cancel()` stops the transfer; SwiftyService reports the cancellation itself.
+    func send(_ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void)
+        -> BackendTask
+}
+
+/// A backend for a network library with an `async` API: implement one `async` method.
+///
+/// ```swift
+/// struct MyClientBackend: AsyncNetworkBackend {
+///     let client: MyAsyncClient
+///     func send(_ request: BackendRequest) async throws -> Response {
+///         let (data, head) = try await client.perform(request.urlRequest)
+///         return Response(request: request.urlRequest, response: head, data: data)
+///     }
+/// }
+/// ```
+/// Task cancellation reaches `send(_:)` when the request is cancelled.
+public protocol AsyncNetworkBackend: NetworkBackend {
+    /// Sends `request` and returns the server's answer, or throws the failure.
+    func send(_ request: BackendRequest) async throws -> Response
+}
+
+extension AsyncNetworkBackend {
+    /// Runs the `async` ``send(_:)`` in a task that the returned ``BackendTask`` cancels.
+    public func send(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        let task = Task {
+            do {
+                completion(.success(try await send(request)))
+            } catch {
+                completion(.failure(error))
+            }
+        }
+        return BackendTask { task.cancel() }
+    }
+}
+
+/// What a backend is asked to send: the built `URLRequest`, and what it was built from.
+public struct BackendRequest: Sendable {
+    /// The request to send, complete with URL, method, headers, body, timeout and cache policy.
+    public var urlRequest: URLRequest
+    /// The endpoint the request was built from, if it came from an endpoint enum.
+    public let endpoint: (any SwiftyServiceProtocol)?
+    /// The CRUD method, if the request came from a ``Service``.
+    public let crudMethod: CRUDMethod?
+    /// The endpoint's ``SwiftyServiceProtocol/sampleData``, what stubs answer with.
+    public let sampleData: Data
+
+    /// Creates a backend request; SwiftyService makes these, tests of a backend may too.
+    public init(
+        urlRequest: URLRequest, endpoint: (any SwiftyServiceProtocol)? = nil, crudMethod: CRUDMethod? = nil,
+        sampleData: Data = Data()
+    ) {
+        self.urlRequest = urlRequest
+        self.endpoint = endpoint
+        self.crudMethod = crudMethod
+        self.sampleData = sampleData
+    }
+}
+
+/// A transfer a backend started, and how to stop it.
+public struct BackendTask: Sendable {
+    private let cancellation: (@Sendable () -> Void)?
+
+    /// A task that runs `cancel` to stop the transfer.
+    public init(cancel: @escaping @Sendable () -> Void) {
+        cancellation = cancel
+    }
+
+    private init() { cancellation = nil }
+
+    /// A task that cannot be stopped (it finished already, or the library offers no way).
+    public static let uncancellable = BackendTask()
+
+    /// Stops the transfer.
+    public func cancel() { cancellation?() }
+}

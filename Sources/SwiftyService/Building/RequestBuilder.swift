@@ -1,0 +1,186 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What a request is made of, from an endpoint or a CRUD call, before the realm has its say.
+struct RequestDraft {
+    enum Verb {
+        /// An endpoint's own method; per-CRUD settings apply for every CRUD method mapped to it.
+        case http(HTTPMethod)
+        /// A CRUD call; its method comes from the CRUD map.
+        case crud(CRUDMethod)
+    }
+
+    var verb: Verb
+    /// A base URL of the request's own (a ``Service``'s, or an endpoint's that differs from its realm's).
+    var base: BaseURL?
+    /// Appended to the base URL after one `/`.
+    var path: String = ""
+    /// Whether `path` is percent-encoded already (CRUD identifiers are).
+    var pathIsEncoded = false
+    /// Why the path cannot be used (an empty identifier); reported with the URL once it is known.
+    var pathProblem: ServiceError.InvalidRequestReason?
+    var parameters: [String: Any]?
+    var encoding: ParameterEncoding = .automatic
+    var body: RequestBody?
+    var headers: HTTPHeaderDictionary?
+    var sampleData = Data()
+    var validStatusCodes: StatusCodes = .successful
+    var endpoint: (any SwiftyServiceProtocol)?
+}
+
+/// A built request and everything needed to send it: the realm's decisions, frozen at build time.
+struct PreparedRequest: Sendable {
+    let backendRequest: BackendRequest
+    let backend: any NetworkBackend
+    let callbackQueue: DispatchQueue?
+    let validStatusCodes: StatusCodes
+
+    var urlRequest: URLRequest { backendRequest.urlRequest }
+}
+
+/// Turns a draft, a realm snapshot and an optional one-off override into a `URLRequest`.
+///
+/// Precedence, lowest to highest: realm global → realm per-CRUD → endpoint → override global →
+/// override per-CRUD.
+enum RequestBuilder {
+    static func prepare(
+        _ draft: RequestDraft, realm: RealmConfiguration, override: RealmConfiguration?
+    ) throws -> PreparedRequest {
+        let method: HTTPMethod
+        var crudMethods: [CRUDMethod] = []
+        var crudMap = realm.crudMap
+        if let override, !override.crudMapOverrides.isEmpty { crudMap.merge(override.crudMapOverrides) { $1 } }
+        switch draft.verb {
+        case let .http(httpMethod):
+            method = httpMethod
+            for crud in CRUDMethod.allCases where crudMap[crud] == httpMethod { crudMethods.append(crud) }
+        case let .crud(crud):
+            method = crudMap[crud] ?? .get
+            crudMethods = [crud]
+        }
+
+        let base = override?.base ?? draft.base ?? realm.base
+        let path = draft.pathIsEncoded ? draft.path : PercentEncoding.encode(
+            draft.path.trimmingLeadingSlashes, keeping: PercentEncoding.isPathCharacter)
+        var urlString = base.map { $0.prefix } ?? ""
+        if !path.isEmpty {
+            urlString += "/"
+            urlString += path
+        }
+
+        func invalid(_ reason: ServiceError.InvalidRequestReason) -> ServiceError {
+            .invalidRequest(reason, method: method, url: urlString.isEmpty ? draft.path : urlString)
+        }
+
+        guard let base else { throw invalid(.missingBaseURL) }
+        if let problem = base.problem { throw invalid(.malformedURL(problem)) }
+        guard HTTPToken.isValid(method.rawValue) else { throw invalid(.invalidMethod(method.rawValue)) }
+        if let problem = draft.pathProblem { throw invalid(problem) }
+
+        var headers = realm.headers
+        for crud in crudMethods { if let specific = realm.crudHeaders[crud] { headers.merge(specific) } }
+        if let endpointHeaders = draft.headers { headers.merge(endpointHeaders) }
+        if let override {
+            headers.merge(override.headers)
+            for crud in crudMethods { if let specific = override.crudHeaders[crud] { headers.merge(specific) } }
+        }
+
+        var query = base.query.map(String.init)
+        var body: Data?
+        var contentType: String?
+        do {
+            if let bodyOfItsOwn = draft.body {
+                if draft.parameters != nil, draft.encoding.destination == .form || draft.encoding.destination == .json {
+                    throw invalid(.conflictingBody("the endpoint has a body and also asks for its parameters in the body"))
+                }
+                if let parameters = draft.parameters { query = try appendQuery(parameters, draft.encoding, to: query) }
+                switch bodyOfItsOwn.content {
+                case let .data(data): body = data
+                case let .unencodable(reason): throw invalid(.unencodableBody(reason))
+                }
+                contentType = bodyOfItsOwn.contentType
+            } else if let parameters = draft.parameters {
+                switch draft.encoding.destination {
+                case .automatic where method.prefersQueryParameters, .query:
+                    query = try appendQuery(parameters, draft.encoding, to: query)
+                case .form:
+                    var writer = QueryWriter(draft.encoding)
+                    try writer.write(parameters)
+                    body = Data(writer.bytes)
+                    contentType = "application/x-www-form-urlencoded; charset=utf-8"
+                case .automatic, .json:
+                    var writer = JSONWriter()
+                    try writer.write(parameters)
+                    body = Data(writer.bytes)
+                    contentType = "application/json"
+                }
+            }
+        } catch let problem as ParameterProblem {
+            throw invalid(.unencodableParameter(key: problem.key, reason: problem.reason))
+        }
+
+        if let reason = headers.firstInvalid() { throw invalid(reason) }
+        if let contentType, headers.value(for: "Content-Type") == nil { headers.set("Content-Type", contentType) }
+
+        if let query, !query.isEmpty {
+            urlString += "?"
+            urlString += query
+        }
+        guard let url = URL(string: urlString) else {
+            throw invalid(.malformedURL("'\(urlString)' is not a valid URL"))
+        }
+
+        var request = URLRequest(url: url)
+        request.httpMethod = method.rawValue
+        request.timeoutInterval = override?.timeoutOverride ?? realm.timeout
+        request.cachePolicy = cachePolicy(realm: realm, override: override, crudMethods: crudMethods)
+        if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
+        request.httpBody = body
+
+        return PreparedRequest(
+            backendRequest: BackendRequest(
+                urlRequest: request, endpoint: draft.endpoint, crudMethod: draft.verb.crudMethod,
+                sampleData: draft.sampleData),
+            backend: override?.backendOverride ?? realm.backend,
+            callbackQueue: override?.callbackQueue ?? realm.callbackQueue,
+            validStatusCodes: draft.validStatusCodes
+        )
+    }
+
+    private static func appendQuery(_ parameters: [String: Any], _ encoding: ParameterEncoding, to query: String?)
+        throws -> String
+    {
+        var writer = QueryWriter(encoding)
+        try writer.write(parameters)
+        let written = String(decoding: writer.bytes, as: UTF8.self)
+        guard let query, !query.isEmpty else { return written }
+        return written.isEmpty ? query : query + "&" + written
+    }
+
+    private static func cachePolicy(
+        realm: RealmConfiguration, override: RealmConfiguration?, crudMethods: [CRUDMethod]
+    ) -> URLRequest.CachePolicy {
+        func specific(_ configuration: RealmConfiguration) -> URLRequest.CachePolicy? {
+            crudMethods.reversed().lazy.compactMap { configuration.crudCachePolicies[$0] }.first
+        }
+        if let override, let policy = specific(override) ?? override.globalCachePolicy { return policy }
+        return specific(realm) ?? realm.globalCachePolicy ?? .useProtocolCachePolicy
+    }
+}
+
+extension RequestDraft.Verb {
+    var crudMethod: CRUDMethod? {
+        if case let .crud(crud) = self { return crud }
+        return nil
+    }
+}
+
+extension String {
+    fileprivate var trimmingLeadingSlashes: String {
+        guard hasPrefix("/") else { return self }
+        return String(drop(while: { $0 == "/" }))
+    }
+}

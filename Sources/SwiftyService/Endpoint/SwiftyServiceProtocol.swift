@@ -1,0 +1,79 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An API endpoint, usually one case of a module's enum: where it lives, how it is called, what it sends.
+///
+/// Only ``path`` and ``method`` are required; everything else has a default.
+///
+/// ```swift
+/// enum UserService: SwiftyServiceProtocol {
+///     case info(uid: Int64)
+///     var realm: ServiceRealm { .get("users") }
+///     var path: String { "user/info" }
+///     var method: HTTPMethod { .get }
+///     var parameters: [String: Any]? {
+///         switch self { case let .info(uid): ["uid": uid] }
+///     }
+/// }
+///
+/// let response = try await UserService.info(uid: 42).request()
+/// ```
+public protocol SwiftyServiceProtocol: Sendable {
+    /// What ``request(completion:)`` takes. Bind it to a legacy library's own callback shape and supply
+    /// ``deliver(_:to:)`` to keep call sites unchanged while the transport moves to SwiftyService.
+    associatedtype SwiftyServiceCallBackType: Sendable = @Sendable (Result<Response, ServiceError>) -> Void
+
+    /// The realm that supplies base URL, headers, policies and backend; ``ServiceRealm/default`` unless set.
+    var realm: ServiceRealm { get }
+    /// The base URL the path is appended to; the realm's unless set.
+    var baseURL: URL? { get }
+    /// The path after the base URL, unencoded: `"user/info"`. Characters a path cannot hold are
+    /// percent-encoded; `/` separates segments.
+    var path: String { get }
+    /// The HTTP method.
+    var method: HTTPMethod { get }
+    /// Values to send: strings, numbers, bools, arrays, dictionaries, `NSNull` and optionals.
+    var parameters: [String: Any]? { get }
+    /// Where and how ``parameters`` are written; ``ParameterEncoding/automatic`` unless set.
+    var parameterEncoding: ParameterEncoding { get }
+    /// A body of its own (raw data or an `Encodable` value); ``parameters`` then go into the query.
+    var body: RequestBody? { get }
+    /// Headers of this endpoint; they win over the realm's.
+    var headers: HTTPHeaderDictionary? { get }
+    /// What ``StubBackend`` answers for this endpoint; empty unless set.
+    var sampleData: Data { get }
+    /// The statuses that count as success; others fail with ``ServiceError/unacceptableStatusCode(_:)``.
+    var validStatusCodes: StatusCodes { get }
+
+    /// Hands a result to a callback of this module's own shape.
+    static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType)
+}
+
+extension SwiftyServiceProtocol {
+    /// ``ServiceRealm/default``.
+    public var realm: ServiceRealm { .default }
+    /// The realm's base URL.
+    public var baseURL: URL? { realm.baseURL }
+    /// No parameters.
+    public var parameters: [String: Any]? { nil }
+    /// Query string for GET, HEAD and DELETE, JSON body otherwise.
+    public var parameterEncoding: ParameterEncoding { .automatic }
+    /// No body of its own.
+    public var body: RequestBody? { nil }
+    /// No headers of its own.
+    public var headers: HTTPHeaderDictionary? { nil }
+    /// Empty.
+    public var sampleData: Data { Data() }
+    /// `200..<300`.
+    public var validStatusCodes: StatusCodes { .successful }
+}
+
+extension SwiftyServiceProtocol where SwiftyServiceCallBackType == @Sendable (Result<Response, ServiceError>) -> Void {
+    /// Calls the callback with the result.
+    public static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType) {
+        callback(result)
+    }
+}

@@ -1,0 +1,156 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Everything a realm decides about its requests, as a value: a realm hands out a copy of it to every
+/// request it builds, and a one-off ``SwiftyServiceProtocol/override(_:)`` layers a second one on top.
+///
+/// Its configuration methods carry the realm's names. A configuration created with `init()` is empty:
+/// every setting falls through to the layer below (the realm, then the defaults).
+public struct RealmConfiguration: Sendable {
+    /// The base URL requests are built on, if one is set.
+    public private(set) var baseURL: URL?
+    var base: BaseURL?
+    var headers = HeaderFields()
+    var crudHeaders: [CRUDMethod: HeaderFields] = [:]
+    var globalCachePolicy: URLRequest.CachePolicy?
+    var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] = [:]
+    var crudMapOverrides: CRUDMap = [:]
+    var timeoutOverride: TimeInterval?
+    var backendOverride: (any NetworkBackend)?
+    /// The queue completion closures run on; `nil` runs them wherever the backend answers.
+    public private(set) var callbackQueue: DispatchQueue?
+
+    /// The timeout when none is set: URLSession's own default.
+    public static let defaultTimeout: TimeInterval = 60
+
+    /// An empty configuration: nothing set, everything falls through to the layer below.
+    public init() {}
+
+    /// The request timeout in seconds.
+    public var timeout: TimeInterval { timeoutOverride ?? Self.defaultTimeout }
+
+    /// The backend that sends requests.
+    public var backend: any NetworkBackend { backendOverride ?? URLSessionBackend.shared }
+
+    /// The CRUD → HTTP mapping: ``ServiceRealm/defaultCRUDMap`` with this configuration's changes.
+    public var crudMap: CRUDMap {
+        crudMapOverrides.isEmpty
+            ? ServiceRealm.defaultCRUDMap
+            : ServiceRealm.defaultCRUDMap.merging(crudMapOverrides) { $1 }
+    }
+
+    /// The headers a request of `crudMethod` gets (global ones, then that CRUD method's), or the global ones.
+    public func headers(for crudMethod: CRUDMethod? = nil) -> HTTPHeaderDictionary {
+        var result = headers
+        if let crudMethod, let specific = crudHeaders[crudMethod] { result.merge(specific) }
+        return result.dictionary
+    }
+
+    /// The cache policy a request of `crudMethod` gets, or the global one.
+    public func cachePolicy(for crudMethod: CRUDMethod? = nil) -> URLRequest.CachePolicy {
+        crudMethod.flatMap { crudCachePolicies[$0] } ?? globalCachePolicy ?? .useProtocolCachePolicy
+    }
+
+    /// Sets the base URL that endpoint paths are appended to.
+    public mutating func setBaseURL(_ url: URL) {
+        baseURL = url
+        base = BaseURL(url)
+    }
+
+    /// Sets the request timeout in seconds.
+    public mutating func setTimeout(_ timeout: TimeInterval) {
+        timeoutOverride = timeout
+    }
+
+    /// Sends requests through `backend`.
+    public mutating func use(_ backend: some NetworkBackend) {
+        backendOverride = backend
+    }
+
+    /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
+    public mutating func setCallbackQueue(_ queue: DispatchQueue?) {
+        callbackQueue = queue
+    }
+
+    /// Adds a header to every request; a header of the same name (in any case) is replaced.
+    public mutating func addHeader(_ header: String, withValue value: String) {
+        headers.set(header, value)
+    }
+
+    /// Adds headers to every request; headers of the same names (in any case) are replaced.
+    public mutating func addHeaders(_ headers: HTTPHeaderDictionary) {
+        self.headers.merge(HeaderFields(headers))
+    }
+
+    /// Adds a header to the requests of one CRUD method only.
+    public mutating func addHeader(
+        _ header: String, withValue value: String, specificForCRUDMethod crudMethod: CRUDMethod
+    ) {
+        crudHeaders[crudMethod, default: HeaderFields()].set(header, value)
+    }
+
+    /// Adds headers to the requests of one CRUD method only.
+    public mutating func addHeaders(_ headers: HTTPHeaderDictionary, specificForCRUDMethod crudMethod: CRUDMethod) {
+        crudHeaders[crudMethod, default: HeaderFields()].merge(HeaderFields(headers))
+    }
+
+    /// Sets the cache policy of every request.
+    public mutating func overrideGlobalCachePolicy(_ cachePolicy: URLRequest.CachePolicy) {
+        globalCachePolicy = cachePolicy
+    }
+
+    /// Sets the cache policy of the requests of one CRUD method.
+    public mutating func overrideCachePolicy(_ cachePolicy: URLRequest.CachePolicy, forCrudMethod method: CRUDMethod) {
+        crudCachePolicies[method] = cachePolicy
+    }
+
+    /// Changes the HTTP method of the CRUD methods `map` names; the others keep theirs.
+    public mutating func overrideCrudMap(_ map: CRUDMap) {
+        crudMapOverrides.merge(map) { $1 }
+    }
+
+    /// Sends one CRUD method as `httpMethod`.
+    public mutating func overrideCrudMethod(_ method: CRUDMethod, withHTTPMethod httpMethod: HTTPMethod) {
+        crudMapOverrides[method] = httpMethod
+    }
+}
+
+/// A base URL split once, when it is set, into what paths are appended to and the query they keep.
+struct BaseURL: Sendable {
+    let url: URL
+    /// Everything before the query and fragment, without trailing slashes.
+    let prefix: String
+    /// The base URL's own percent-encoded query, kept in front of a request's parameters.
+    let query: Substring?
+    /// Why no request can be built on this URL, if none can.
+    let problem: String?
+
+    init(_ url: URL) {
+        self.url = url
+        var string = Substring(url.absoluteString)
+        if let hash = string.firstIndex(of: "#") { string = string[..<hash] }
+        if let mark = string.firstIndex(of: "?") {
+            let query = string[string.index(after: mark)...]
+            self.query = query.isEmpty ? nil : query
+            string = string[..<mark]
+        } else {
+            self.query = nil
+        }
+        while string.hasSuffix("/") { string = string.dropLast() }
+        prefix = String(string)
+        problem = Self.problem(with: url)
+    }
+
+    private static func problem(with url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased() else {
+            return "the base URL '\(url.absoluteString)' has no scheme (write https://…)"
+        }
+        if (scheme == "http" || scheme == "https"), url.host?.isEmpty ?? true {
+            return "the base URL '\(url.absoluteString)' has no host"
+        }
+        return nil
+    }
+}

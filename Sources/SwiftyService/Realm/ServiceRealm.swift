@@ -1,0 +1,156 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A named, shared, thread-safe container of request configuration: one per module or host.
+///
+/// ```swift
+/// ServiceRealm.get("users")
+///     .setBaseURL(URL(string: "https://api.example.com/v1")!)
+///     .addHeaders(["Authorization": "Token …"])
+///     .use(URLSessionBackend())
+/// ```
+///
+/// Every configuration call returns the realm so calls chain. A request copies the realm's
+/// ``configuration`` when it is built, so changing a realm never affects a request already made.
+public final class ServiceRealm: Sendable, CustomStringConvertible {
+    /// The key the realm is registered under.
+    public let key: String
+    private let state: Locked<RealmConfiguration>
+
+    private static let registry = Locked<[String: ServiceRealm]>.make([:])
+
+    /// The key of ``default``.
+    public static let defaultKey = "default"
+
+    /// `[.create: .post, .retrieve: .get, .update: .put, .destroy: .delete]`
+    public static let defaultCRUDMap: CRUDMap = [
+        .create: .post, .retrieve: .get, .update: .put, .destroy: .delete,
+    ]
+
+    private init(key: String) {
+        self.key = key
+        state = .make(RealmConfiguration())
+    }
+
+    /// The realm registered under `key`, created on first use; the same instance for the same key.
+    public static func get(_ key: String) -> ServiceRealm {
+        registry.withLock { realms in
+            if let realm = realms[key] { return realm }
+            let realm = ServiceRealm(key: key)
+            realms[key] = realm
+            return realm
+        }
+    }
+
+    /// The realm an endpoint, or an unregistered ``Service``, uses when it names none.
+    public static var `default`: ServiceRealm { ServiceRealm.get(defaultKey) }
+
+    /// A copy of the realm's current configuration.
+    public var configuration: RealmConfiguration { state.value }
+
+    /// The base URL endpoint paths are appended to.
+    public var baseURL: URL? { configuration.baseURL }
+
+    /// The backend that sends this realm's requests; `URLSessionBackend.shared` unless one is set.
+    public var backend: any NetworkBackend { configuration.backend }
+
+    /// The request timeout in seconds (60 unless set).
+    public var timeout: TimeInterval { configuration.timeout }
+
+    /// `ServiceRealm("users")`
+    public var description: String { "ServiceRealm(\"\(key)\")" }
+
+    /// Changes the configuration in one step, so that readers never see half of a change.
+    @discardableResult
+    public func configure(_ change: (inout RealmConfiguration) -> Void) -> ServiceRealm {
+        state.withLock { change(&$0) }
+        return self
+    }
+
+    /// Removes every setting: headers, base URL, policies, map, timeout and backend.
+    @discardableResult
+    public func reset() -> ServiceRealm {
+        configure { $0 = RealmConfiguration() }
+    }
+
+    /// Sets the base URL that endpoint paths are appended to.
+    @discardableResult
+    public func setBaseURL(_ url: URL) -> ServiceRealm {
+        configure { $0.setBaseURL(url) }
+    }
+
+    /// Sends this realm's requests through `backend`, e.g. `.use(StubBackend())`.
+    @discardableResult
+    public func use(_ backend: some NetworkBackend) -> ServiceRealm {
+        configure { $0.use(backend) }
+    }
+
+    /// Sets the request timeout in seconds (default 60).
+    @discardableResult
+    public func setTimeout(_ timeout: TimeInterval) -> ServiceRealm {
+        configure { $0.setTimeout(timeout) }
+    }
+
+    /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
+    @discardableResult
+    public func setCallbackQueue(_ queue: DispatchQueue?) -> ServiceRealm {
+        configure { $0.setCallbackQueue(queue) }
+    }
+
+    /// Adds a header to every request of the realm.
+    @discardableResult
+    public func addHeader(_ header: String, withValue value: String) -> ServiceRealm {
+        configure { $0.addHeader(header, withValue: value) }
+    }
+
+    /// Adds headers to every request of the realm.
+    @discardableResult
+    public func addHeaders(_ headers: HTTPHeaderDictionary) -> ServiceRealm {
+        configure { $0.addHeaders(headers) }
+    }
+
+    /// Adds a header to the requests of one CRUD method only.
+    @discardableResult
+    public func addHeader(
+        _ header: String, withValue value: String, specificForCRUDMethod crudMethod: CRUDMethod
+    ) -> ServiceRealm {
+        configure { $0.addHeader(header, withValue: value, specificForCRUDMethod: crudMethod) }
+    }
+
+    /// Adds headers to the requests of one CRUD method only.
+    @discardableResult
+    public func addHeaders(_ headers: HTTPHeaderDictionary, specificForCRUDMethod crudMethod: CRUDMethod)
+        -> ServiceRealm
+    {
+        configure { $0.addHeaders(headers, specificForCRUDMethod: crudMethod) }
+    }
+
+    /// Sets the cache policy of every request of the realm.
+    @discardableResult
+    public func overrideGlobalCachePolicy(_ cachePolicy: URLRequest.CachePolicy) -> ServiceRealm {
+        configure { $0.overrideGlobalCachePolicy(cachePolicy) }
+    }
+
+    /// Sets the cache policy of the requests of one CRUD method.
+    @discardableResult
+    public func overrideCachePolicy(_ cachePolicy: URLRequest.CachePolicy, forCrudMethod method: CRUDMethod)
+        -> ServiceRealm
+    {
+        configure { $0.overrideCachePolicy(cachePolicy, forCrudMethod: method) }
+    }
+
+    /// Changes the HTTP method of the CRUD methods `map` names; the others keep theirs.
+    @discardableResult
+    public func overrideCrudMap(_ map: CRUDMap) -> ServiceRealm {
+        configure { $0.overrideCrudMap(map) }
+    }
+
+    /// Sends one CRUD method as `httpMethod`, e.g. `.overrideCrudMethod(.update, withHTTPMethod: .patch)`.
+    @discardableResult
+    public func overrideCrudMethod(_ method: CRUDMethod, withHTTPMethod httpMethod: HTTPMethod) -> ServiceRealm {
+        configure { $0.overrideCrudMethod(method, withHTTPMethod: httpMethod) }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A server's answer: the request that was sent, the HTTP response and its body.
+public struct Response: Sendable, CustomStringConvertible {
+    /// The request as it was sent.
+    public let request: URLRequest
+    /// The HTTP response head: status and headers.
+    public let response: HTTPURLResponse
+    /// The response body; empty when there is none.
+    public let data: Data
+
+    /// Creates a response; backends and tests make these.
+    public init(request: URLRequest, response: HTTPURLResponse, data: Data) {
+        self.request = request
+        self.response = response
+        self.data = data
+    }
+
+    /// Creates a response from its parts; `url` defaults to the request's.
+    public init(
+        request: URLRequest, statusCode: Int, headers: HTTPHeaderDictionary = [:], data: Data = Data(),
+        url: URL? = nil
+    ) {
+        let responseURL = url ?? request.url ?? URL(string: "about:blank")!
+        let head = HTTPURLResponse(url: responseURL, statusCode: statusCode, httpVersion: "HTTP/1.1",
+                                   headerFields: headers)!
+        self.init(request: request, response: head, data: data)
+    }
+
+    /// The HTTP status code.
+    public var statusCode: Int { response.statusCode }
+
+    /// A response header's value; names compare case-insensitively.
+    public func header(_ name: String) -> String? {
+        response.value(forHTTPHeaderField: name)
+    }
+
+    /// Decodes the body as JSON into `type`.
+    /// - Throws: ``ServiceError/decoding(_:underlying:)`` carrying this response.
+    public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()) throws -> T {
+        do {
+            return try decoder.decode(type, from: data)
+        } catch {
+            throw ServiceError.decoding(self, underlying: error)
+        }
+    }
+
+    /// The body as text in `encoding` (UTF-8 by default).
+    /// - Throws: ``ServiceError/decoding(_:underlying:)`` when the bytes are not valid in that encoding.
+    public func mapString(encoding: String.Encoding = .utf8) throws -> String {
+        guard let string = String(data: data, encoding: encoding) else {
+            throw ServiceError.decoding(self, underlying: BodyDecodingFailure("the body is not valid \(encoding) text"))
+        }
+        return string
+    }
+
+    /// The body parsed with `JSONSerialization`: dictionaries, arrays, strings, numbers and `NSNull`.
+    /// - Throws: ``ServiceError/decoding(_:underlying:)`` when the body is not JSON.
+    public func mapJSON() throws -> Any {
+        do {
+            return try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw ServiceError.decoding(self, underlying: error)
+        }
+    }
+
+    /// `200 GET https://api.example.com/v1/user/info?uid=42 (57 bytes)`
+    public var description: String {
+        "\(statusCode) \(request.httpMethod ?? "GET") \(request.url?.absoluteString ?? "?") (\(data.count) bytes)"
+    }
+}
+
+/// Why a body could not be turned into what was asked for.
+struct BodyDecodingFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

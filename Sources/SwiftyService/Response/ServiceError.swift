@@ -1,0 +1,180 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Everything that can go wrong with a request, told apart by case; every description names the method,
+/// the URL and the cause.
+public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedError {
+    /// The request could not be built (bad URL, header, method or parameter); nothing was sent.
+    case invalidRequest(InvalidRequestReason, method: HTTPMethod, url: String)
+    /// The request failed on the way: connection refused or reset, DNS, TLS, a backend's own failure…
+    case transport(URLRequest, underlying: any Error)
+    /// No answer within the request's timeout.
+    case timedOut(URLRequest)
+    /// Cancelled through its handle or its task.
+    case cancelled(URLRequest)
+    /// The server answered with a status the endpoint does not accept.
+    case unacceptableStatusCode(Response)
+    /// The body could not be decoded into what was asked for.
+    case decoding(Response, underlying: any Error)
+
+    /// Why a request could not be built.
+    public enum InvalidRequestReason: Sendable, Equatable, CustomStringConvertible {
+        /// Neither the endpoint nor its realm has a base URL.
+        case missingBaseURL
+        /// The pieces do not make a URL, or make one no request can go to.
+        case malformedURL(String)
+        /// The method is not an RFC 9110 token.
+        case invalidMethod(String)
+        /// A header name is not an RFC 9110 token.
+        case invalidHeaderName(String)
+        /// A header value holds CR, LF, NUL or another control character (the value is not repeated).
+        case invalidHeaderValue(name: String)
+        /// A parameter cannot be written in the chosen encoding; `key` is its path, e.g. `filter[since]`.
+        case unencodableParameter(key: String, reason: String)
+        /// An `Encodable` body failed to encode.
+        case unencodableBody(String)
+        /// A resource identifier that is not one usable path segment.
+        case invalidIdentifier(String)
+        /// The endpoint asks for two bodies (e.g. a ``RequestBody`` and form or JSON parameters).
+        case conflictingBody(String)
+
+        /// The cause in words.
+        public var description: String {
+            switch self {
+            case .missingBaseURL: "no base URL is set on the endpoint or its realm"
+            case let .malformedURL(reason): reason
+            case let .invalidMethod(method): "'\(method)' is not a valid HTTP method token"
+            case let .invalidHeaderName(name): "header name '\(name)' is not a valid token"
+            case let .invalidHeaderValue(name): "the value of header '\(name)' contains CR, LF or another control character"
+            case let .unencodableParameter(key, reason): "parameter '\(key)' cannot be encoded: \(reason)"
+            case let .unencodableBody(reason): "the body cannot be encoded: \(reason)"
+            case let .invalidIdentifier(reason): reason
+            case let .conflictingBody(reason): reason
+            }
+        }
+    }
+
+    /// The response, where the server gave one.
+    public var response: Response? {
+        switch self {
+        case let .unacceptableStatusCode(response), let .decoding(response, _): response
+        default: nil
+        }
+    }
+
+    /// The request as built, where it could be built.
+    public var request: URLRequest? {
+        switch self {
+        case .invalidRequest: nil
+        case let .transport(request, _), let .timedOut(request), let .cancelled(request): request
+        case let .unacceptableStatusCode(response), let .decoding(response, _): response.request
+        }
+    }
+
+    /// The error underneath, from the backend or the decoder.
+    public var underlyingError: (any Error)? {
+        switch self {
+        case let .transport(_, error), let .decoding(_, error): error
+        default: nil
+        }
+    }
+
+    /// The method of the request.
+    public var method: HTTPMethod {
+        switch self {
+        case let .invalidRequest(_, method, _): method
+        default: HTTPMethod(rawValue: request?.httpMethod ?? "GET")
+        }
+    }
+
+    /// The URL of the request, as far as it could be built.
+    public var url: String {
+        switch self {
+        case let .invalidRequest(_, _, url): url
+        default: request?.url?.absoluteString ?? "?"
+        }
+    }
+
+    /// `GET https://api.example.com/v1/user/info?uid=42: timed out after 60 s`
+    public var description: String {
+        "\(method) \(url): \(cause)"
+    }
+
+    /// The same as ``description``.
+    public var errorDescription: String? { description }
+
+    private var cause: String {
+        switch self {
+        case let .invalidRequest(reason, _, _):
+            "invalid request, nothing was sent: \(reason)"
+        case let .transport(_, error):
+            "transport failed: \(Self.describe(error))"
+        case let .timedOut(request):
+            "timed out after \(Self.seconds(request.timeoutInterval))"
+        case .cancelled:
+            "cancelled"
+        case let .unacceptableStatusCode(response):
+            "unacceptable status \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)), \(response.data.count) bytes)"
+        case let .decoding(response, error):
+            "status \(response.statusCode), but the body could not be decoded: \(Self.describe(error))"
+        }
+    }
+
+    private static func seconds(_ interval: TimeInterval) -> String {
+        interval.rounded() == interval ? "\(Int(interval)) s" : "\(interval) s"
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? URLError {
+            return "\(error.localizedDescription) (URLError \(error.errorCode))"
+        }
+        if let error = error as? DecodingError {
+            return describe(decoding: error)
+        }
+        if let error = error as? LocalizedError, let description = error.errorDescription {
+            return description
+        }
+        return String(describing: error)
+    }
+
+    private static func describe(decoding error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
+        }
+        switch error {
+        case let .typeMismatch(_, context), let .valueNotFound(_, context),
+            let .keyNotFound(_, context), let .dataCorrupted(context):
+            return path(context)
+        @unknown default:
+            return "\(error)"
+        }
+    }
+}
+
+extension ServiceError {
+    /// Turns whatever a backend reported into the case it means.
+    init(_ error: any Error, request: URLRequest) {
+        if let error = error as? ServiceError {
+            self = error
+            return
+        }
+        if error is CancellationError {
+            self = .cancelled(request)
+            return
+        }
+        let nsError = error as NSError
+        if nsError.domain == NSURLErrorDomain {
+            switch nsError.code {
+            case URLError.timedOut.rawValue: self = .timedOut(request)
+            case URLError.cancelled.rawValue: self = .cancelled(request)
+            default: self = .transport(request, underlying: error)
+            }
+            return
+        }
+        self = .transport(request, underlying: error)
+    }
+}

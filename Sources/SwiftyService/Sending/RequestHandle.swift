@@ -1,0 +1,87 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A request in flight. `cancel()` stops it; its completion then runs once, with
+/// ``ServiceError/cancelled(_:)``, unless the answer had already been delivered.
+public final class RequestHandle: Sendable {
+    typealias Delivery = @Sendable (Result<Response, ServiceError>) -> Void
+
+    private struct State {
+        var delivery: Delivery?
+        var task: BackendTask?
+        var isCancelled = false
+        var isFinished = false
+    }
+
+    private let state: Locked<State>
+    private let request: URLRequest?
+
+    init(request: URLRequest) {
+        self.request = request
+        state = .make(State())
+    }
+
+    private init() {
+        request = nil
+        state = .make(State(isFinished: true))
+    }
+
+    /// The handle of a request that ended before it started (it could not be built).
+    static let finished = RequestHandle()
+
+    /// Whether the completion has run, or is about to.
+    public var isFinished: Bool { state.withLock { $0.isFinished } }
+
+    /// Whether ``cancel()`` was called before the request finished.
+    public var isCancelled: Bool { state.withLock { $0.isCancelled } }
+
+    /// Stops the request. Its completion runs at once with ``ServiceError/cancelled(_:)``, unless it ran
+    /// already; the backend is told to stop the transfer.
+    public func cancel() {
+        let (delivery, task) = state.withLock { state -> (Delivery?, BackendTask?) in
+            guard !state.isFinished else { return (nil, nil) }
+            state.isFinished = true
+            state.isCancelled = true
+            defer { state.delivery = nil; state.task = nil }
+            return (state.delivery, state.task)
+        }
+        task?.cancel()
+        if let delivery, let request { delivery(.failure(.cancelled(request))) }
+    }
+
+    /// Registers where the result goes. Returns `false`, having delivered the cancellation, when the
+    /// handle was cancelled before this (a task cancelled before its request started).
+    func begin(delivering delivery: @escaping Delivery) -> Bool {
+        let cancelled = state.withLock { state -> Bool in
+            if state.isCancelled { return true }
+            state.delivery = delivery
+            return false
+        }
+        if cancelled, let request { delivery(.failure(.cancelled(request))) }
+        return !cancelled
+    }
+
+    /// Remembers the backend's task so that `cancel()` reaches it; cancels it at once if `cancel()` won.
+    func attach(_ task: BackendTask) {
+        let cancelNow = state.withLock { state -> Bool in
+            if state.isCancelled { return true }
+            if !state.isFinished { state.task = task }
+            return false
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    /// Delivers the result, unless the handle was cancelled or finished already.
+    func finish(_ result: Result<Response, ServiceError>) {
+        let delivery = state.withLock { state -> Delivery? in
+            guard !state.isFinished else { return nil }
+            state.isFinished = true
+            defer { state.delivery = nil; state.task = nil }
+            return state.delivery
+        }
+        delivery?(result)
+    }
+}
