@@ -1,0 +1,44 @@
+import Foundation
+import SwiftyService
+
+/// The users module: its own realm, base URL and headers.
+enum UserService: SwiftyServiceProtocol {
+    case user(id: Int)
+    case search(name: String)
+    case rename(id: Int, name: String)
+
+    var realm: ServiceRealm { .get("users") }
+    var path: String {
+        switch self {
+        case let .user(id), let .rename(id, _): "users/\(id)"
+        case .search: "users"
+        }
+    }
+    var method: HTTPMethod {
+        switch self {
+        case .user, .search: .get
+        case .rename: .patch
+        }
+    }
+    var parameters: [String: Any]? {
+        switch self {
+        case .user: nil
+        case let .search(name): ["name": name]
+        case let .rename(_, name): ["name": name]
+        }
+    }
+    var sampleData: Data {
+        switch self {
+        case .user: Data(#"{"id": 1, "name": "Leanne Graham", "username": "Bret", "email": "Sincere@april.biz"}"#.utf8)
+        case .search: Data(#"[{"id": 1, "name": "Leanne Graham", "username": "Bret", "email": "Sincere@april.biz"}]"#.utf8)
+        case let .rename(id, name): Data(#"{"id": \#(id), "name": "\#(name)", "username": "Bret", "email": "Sincere@april.biz"}"#.utf8)
+        }
+    }
+}
+
+struct User: Decodable {
+    let id: Int
+    let name: String
+    let username: String
+    let email: String
+}

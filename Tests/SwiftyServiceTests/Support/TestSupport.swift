@@ -1,0 +1,197 @@
+import Foundation
+import SwiftyService
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A test's failure to set up, with what to do about it.
+struct SetupError: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// The httpbin server that `scripts/test` starts; tests that need it fail (never skip) without it.
+enum HTTPBin {
+    static func url() throws -> URL {
+        guard let value = ProcessInfo.processInfo.environment["HTTPBIN_URL"], let url = URL(string: value) else {
+            throw SetupError(description: "HTTPBIN_URL is not set: run the tests with scripts/test, which starts httpbin")
+        }
+        return url
+    }
+
+    /// `http://127.0.0.1:PORT/anything`, which echoes method, URL, headers and body.
+    static func anything() throws -> URL { try url().appendingPathComponent("anything") }
+
+    /// A realm of its own on httpbin, so that tests running in parallel never share configuration.
+    static func realm(_ path: String = "", backend: (any NetworkBackend)? = nil) throws -> ServiceRealm {
+        let base = path.isEmpty ? try url() : try url().appendingPathComponent(path)
+        let realm = uniqueRealm().setBaseURL(base)
+        if let backend { realm.use(backend) }
+        return realm
+    }
+}
+
+/// A realm no other test uses.
+func uniqueRealm(_ label: String = "test") -> ServiceRealm {
+    ServiceRealm.get("\(label)-\(UUID().uuidString)")
+}
+
+/// A port on 127.0.0.1 where nothing listens: connecting to it is refused.
+func closedPort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw SetupError(description: "socket() failed") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    guard bound else { throw SetupError(description: "bind() failed") }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// An endpoint made of values, so that one test can describe exactly the request it needs.
+struct TestEndpoint: SwiftyServiceProtocol {
+    var realm: ServiceRealm
+    var path: String
+    var method: HTTPMethod = .get
+    var values: [String: any Sendable]?
+    var parameterEncoding: ParameterEncoding = .automatic
+    var body: RequestBody?
+    var headers: HTTPHeaderDictionary?
+    var sampleData = Data()
+    var validStatusCodes: StatusCodes = .successful
+    var ownBaseURL: URL?
+
+    var parameters: [String: Any]? { values }
+    var baseURL: URL? { ownBaseURL ?? realm.baseURL }
+
+    init(
+        _ realm: ServiceRealm, _ path: String, method: HTTPMethod = .get, parameters: [String: any Sendable]? = nil,
+        encoding: ParameterEncoding = .automatic, body: RequestBody? = nil, headers: HTTPHeaderDictionary? = nil,
+        sampleData: Data = Data(), validStatusCodes: StatusCodes = .successful, baseURL: URL? = nil
+    ) {
+        self.realm = realm
+        self.path = path
+        self.method = method
+        self.values = parameters
+        self.parameterEncoding = encoding
+        self.body = body
+        self.headers = headers
+        self.sampleData = sampleData
+        self.validStatusCodes = validStatusCodes
+        self.ownBaseURL = baseURL
+    }
+}
+
+/// Records every call of a callback, so a test can wait for the first and check there was only one.
+final class CallbackRecorder<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var values: [Value] = []
+
+    func record(_ value: Value) {
+        lock.lock()
+        values.append(value)
+        lock.unlock()
+    }
+
+    var calls: [Value] {
+        lock.lock()
+        defer { lock.unlock() }
+        return values
+    }
+
+    /// The first call's value; fails the test instead of hanging when there is none within `timeout`.
+    func first(within timeout: TimeInterval = 15) async throws -> Value {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let value = calls.first { return value }
+            try await Task.sleep(nanoseconds: 2_000_000)
+        }
+        throw SetupError(description: "the callback was not called within \(timeout) s")
+    }
+
+    /// The number of calls after waiting `grace` seconds for late, duplicate ones.
+    func count(after grace: TimeInterval = 0.3) async throws -> Int {
+        try await Task.sleep(nanoseconds: UInt64(grace * 1e9))
+        return calls.count
+    }
+}
+
+/// Wraps a backend and keeps every request that reached it.
+final class SpyBackend: NetworkBackend, @unchecked Sendable {
+    private let inner: any NetworkBackend
+    private let lock = NSLock()
+    private var sent: [URLRequest] = []
+
+    init(_ inner: any NetworkBackend = StubBackend()) { self.inner = inner }
+
+    var requests: [URLRequest] {
+        lock.lock()
+        defer { lock.unlock() }
+        return sent
+    }
+
+    func send(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        lock.lock()
+        sent.append(request.urlRequest)
+        lock.unlock()
+        return inner.send(request, completion: completion)
+    }
+}
+
+/// httpbin's JSON echo of a request (`/anything`, `/get`, `/post`…).
+struct Echo: Decodable {
+    let method: String?
+    let url: String
+    let args: [String: Arg]
+    let headers: [String: String]
+    let data: String?
+    let form: [String: Arg]?
+    let json: JSONValue?
+
+    /// A query or form value: httpbin gives a string, or a list when a key repeats.
+    enum Arg: Decodable, Equatable {
+        case one(String)
+        case many([String])
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let one = try? container.decode(String.self) { self = .one(one) } else {
+                self = .many(try container.decode([String].self))
+            }
+        }
+    }
+
+    /// A header's value, looked up case-insensitively.
+    func header(_ name: String) -> String? {
+        headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// Any JSON value, to compare echoed bodies structurally.
+enum JSONValue: Decodable, Equatable {
+    case string(String), number(Double), bool(Bool), null, array([JSONValue]), object([String: JSONValue])
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if container.decodeNil() { self = .null }
+        else if let bool = try? container.decode(Bool.self) { self = .bool(bool) }
+        else if let number = try? container.decode(Double.self) { self = .number(number) }
+        else if let string = try? container.decode(String.self) { self = .string(string) }
+        else if let array = try? container.decode([JSONValue].self) { self = .array(array) }
+        else { self = .object(try container.decode([String: JSONValue].self)) }
+    }
+
+    static func parse(_ data: Data) throws -> JSONValue {
+        try JSONDecoder().decode(JSONValue.self, from: data)
+    }
+}
