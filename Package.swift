@@ -24,6 +24,11 @@ let package = Package(
             dependencies: ["SwiftyService", "LegacyNetworking"],
             path: "Examples/LegacyBackend/Demo"
         ),
+        .executableTarget(
+            name: "SwiftyServiceBenchmarks",
+            dependencies: ["SwiftyService"],
+            path: "Benchmarks/SwiftyServiceBenchmarks"
+        ),
         .testTarget(
             name: "SwiftyServiceTests",
             dependencies: ["SwiftyService", "LegacyNetworking"]
