@@ -33,7 +33,8 @@ struct Outcome {
             return String(format: "%.4g", value)
         }
         let meetsText = meets.map { $0 ? "true" : "false" } ?? "null"
-        return #"{"scenario": "\#(scenario)", "ours": \#(number(ours)), "baseline": \#(number(baseline)), "unit": "\#(unit.rawValue)", "ratio": \#(number(ratio)), "goal": \#(number(goal)), "meets": \#(meetsText)}"#
+        return
+            #"{"scenario": "\#(scenario)", "ours": \#(number(ours)), "baseline": \#(number(baseline)), "unit": "\#(unit.rawValue)", "ratio": \#(number(ratio)), "goal": \#(number(goal)), "meets": \#(meetsText)}"#
     }
 
     var tableRow: String {
@@ -43,12 +44,15 @@ struct Outcome {
         }
         let goalText = goal.map { (higherIsBetter ? "≥ " : "≤ ") + String(format: "%g", $0) } ?? "—"
         let verdict = meets.map { $0 ? "meets" : "MISSES" } ?? "report"
-        return scenario.padding(toLength: 22, withPad: " ", startingAt: 0) + cell(ours, 12) + cell(baseline, 12)
+        return scenario.padding(toLength: 22, withPad: " ", startingAt: 0) + cell(ours, 12)
+            + cell(baseline, 12)
             + unit.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0) + cell(ratio, 8)
-            + goalText.padding(toLength: 8, withPad: " ", startingAt: 0) + verdict + (note.isEmpty ? "" : "  \(note)")
+            + goalText.padding(toLength: 8, withPad: " ", startingAt: 0) + verdict
+            + (note.isEmpty ? "" : "  \(note)")
     }
 
-    static let tableHeader = "scenario".padding(toLength: 22, withPad: " ", startingAt: 0)
+    static let tableHeader =
+        "scenario".padding(toLength: 22, withPad: " ", startingAt: 0)
         + "ours".padding(toLength: 12, withPad: " ", startingAt: 0)
         + "baseline".padding(toLength: 12, withPad: " ", startingAt: 0)
         + "unit".padding(toLength: 14, withPad: " ", startingAt: 0)
@@ -118,7 +122,9 @@ func processCPUTime() -> UInt64 {
     #else
     getrusage(RUSAGE_SELF, &usage)
     #endif
-    func nanoseconds(_ time: timeval) -> UInt64 { UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_usec) * 1_000 }
+    func nanoseconds(_ time: timeval) -> UInt64 {
+        UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_usec) * 1_000
+    }
     return nanoseconds(usage.ru_utime) + nanoseconds(usage.ru_stime)
 }
 

@@ -28,7 +28,8 @@ func rawRequest(_ session: URLSession, _ request: URLRequest) async throws {
 }
 
 /// Requests per second and CPU microseconds per request for `send`, with `inFlight` requests at a time.
-func throughput(requests: Int, inFlight: Int, _ send: @escaping @Sendable () async throws -> Void) async throws
+func throughput(requests: Int, inFlight: Int, _ send: @escaping @Sendable () async throws -> Void)
+    async throws
     -> (perSecond: Double, cpuMicroseconds: Double)
 {
     let cpuStart = processCPUTime()
@@ -72,7 +73,8 @@ func live(_ settings: Settings, base: URL, inFlight: Int, scenario: String) asyn
         baselineCPU.append(b.cpuMicroseconds)
     }
     session.finishTasksAndInvalidate()
-    return Outcome(scenario: scenario, ours: median(ours), baseline: median(baseline), unit: .requestsPerSecond,
-                   goal: 0.97, higherIsBetter: true,
-                   note: String(format: "CPU %.0f µs/req vs %.0f", median(oursCPU), median(baselineCPU)))
+    return Outcome(
+        scenario: scenario, ours: median(ours), baseline: median(baseline), unit: .requestsPerSecond,
+        goal: 0.97, higherIsBetter: true,
+        note: String(format: "CPU %.0f µs/req vs %.0f", median(oursCPU), median(baselineCPU)))
 }

@@ -76,20 +76,24 @@ struct Settings {
 
 func buildGet(_ settings: Settings) -> Outcome {
     let search = BenchAPI.search(query: "swift service+linux", page: 2, verbose: true)
-    let (ours, baseline) = interleaved(runs: settings.runs, iterations: settings.iterations,
-                                       ours: { blackHole(try! search.urlRequest()) },
-                                       baseline: { blackHole(handWrittenGet()) })
-    return Outcome(scenario: "build.get", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
-                   goal: 0.6, higherIsBetter: false)
+    let (ours, baseline) = interleaved(
+        runs: settings.runs, iterations: settings.iterations,
+        ours: { blackHole(try! search.urlRequest()) },
+        baseline: { blackHole(handWrittenGet()) })
+    return Outcome(
+        scenario: "build.get", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
+        goal: 0.6, higherIsBetter: false)
 }
 
 func buildPost(_ settings: Settings) -> Outcome {
     let create = BenchAPI.create(name: "Ann", age: 42, admin: true)
-    let (ours, baseline) = interleaved(runs: settings.runs, iterations: settings.iterations,
-                                       ours: { blackHole(try! create.urlRequest()) },
-                                       baseline: { blackHole(try! handWrittenPost()) })
-    return Outcome(scenario: "build.post", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
-                   goal: 0.3, higherIsBetter: false)
+    let (ours, baseline) = interleaved(
+        runs: settings.runs, iterations: settings.iterations,
+        ours: { blackHole(try! create.urlRequest()) },
+        baseline: { blackHole(try! handWrittenPost()) })
+    return Outcome(
+        scenario: "build.post", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
+        goal: 0.3, higherIsBetter: false)
 }
 
 func dispatchStub(_ settings: Settings) -> Outcome {
@@ -102,8 +106,9 @@ func dispatchStub(_ settings: Settings) -> Outcome {
             let completion: (URLRequest) -> Void = { blackHole($0) }
             completion(request)
         })
-    return Outcome(scenario: "dispatch.stub", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
-                   goal: 1.0, higherIsBetter: false)
+    return Outcome(
+        scenario: "dispatch.stub", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
+        goal: 1.0, higherIsBetter: false)
 }
 
 func dispatchStubAsync(_ settings: Settings) async -> Outcome {
@@ -116,8 +121,9 @@ func dispatchStubAsync(_ settings: Settings) async -> Outcome {
             let completion: (URLRequest) -> Void = { blackHole($0) }
             completion(request)
         })
-    return Outcome(scenario: "dispatch.stub.async", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
-                   goal: 1.3, higherIsBetter: false)
+    return Outcome(
+        scenario: "dispatch.stub.async", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
+        goal: 1.3, higherIsBetter: false)
 }
 
 func dispatchConcurrent(_ settings: Settings) async -> Outcome {
@@ -135,21 +141,24 @@ func dispatchConcurrent(_ settings: Settings) async -> Outcome {
         }
         concurrent.append(Double(now() - start) / Double(count))
     }
-    return Outcome(scenario: "dispatch.concurrent", ours: median(concurrent), baseline: median(sequential),
-                   unit: .nanosecondsPerOperation, goal: nil, higherIsBetter: false)
+    return Outcome(
+        scenario: "dispatch.concurrent", ours: median(concurrent), baseline: median(sequential),
+        unit: .nanosecondsPerOperation, goal: nil, higherIsBetter: false)
 }
 
 func memoryRetained(_ settings: Settings) -> Outcome {
     let search = BenchAPI.search(query: "swift service+linux", page: 2, verbose: true)
     for _ in 0..<20_000 { search.request { blackHole($0) } }
     guard let before = residentBytes() else {
-        return Outcome(scenario: "memory.retained", ours: .nan, baseline: nil, unit: .bytesPerRequest, goal: 16,
-                       higherIsBetter: false, note: "no /proc on this platform")
+        return Outcome(
+            scenario: "memory.retained", ours: .nan, baseline: nil, unit: .bytesPerRequest, goal: 16,
+            higherIsBetter: false, note: "no /proc on this platform")
     }
     let count = settings.retainedRequests
     for _ in 0..<count { search.request { blackHole($0) } }
     let after = residentBytes() ?? before
-    return Outcome(scenario: "memory.retained", ours: Double(after - before) / Double(count), baseline: nil,
-                   unit: .bytesPerRequest, goal: 16, higherIsBetter: false,
-                   note: "RSS \(before / 1024) KiB → \(after / 1024) KiB over \(count) requests")
+    return Outcome(
+        scenario: "memory.retained", ours: Double(after - before) / Double(count), baseline: nil,
+        unit: .bytesPerRequest, goal: 16, higherIsBetter: false,
+        note: "RSS \(before / 1024) KiB → \(after / 1024) KiB over \(count) requests")
 }

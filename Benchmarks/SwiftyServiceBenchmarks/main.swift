@@ -9,8 +9,10 @@ import SwiftyService
 
 let arguments = CommandLine.arguments.dropFirst()
 let quick = arguments.contains("--quick")
-let liveURL = arguments.firstIndex(of: "--url").flatMap { arguments.index(after: $0) < arguments.endIndex
-    ? URL(string: arguments[arguments.index(after: $0)]) : nil }
+let liveURL = arguments.firstIndex(of: "--url").flatMap {
+    arguments.index(after: $0) < arguments.endIndex
+        ? URL(string: arguments[arguments.index(after: $0)]) : nil
+}
 let only = arguments.firstIndex(of: "--only").map { arguments[arguments.index(after: $0)] }
 let settings = Settings(quick: quick, liveURL: liveURL)
 
@@ -30,9 +32,14 @@ if wanted("dispatch.stub.async") { report(await dispatchStubAsync(settings)) }
 if wanted("dispatch.stub") && !(only?.hasPrefix("dispatch.stub.") ?? false) { report(dispatchStub(settings)) }
 if wanted("dispatch.concurrent") { report(await dispatchConcurrent(settings)) }
 if let liveURL {
-    if wanted("live.sequential") { report(try await live(settings, base: liveURL, inFlight: 1, scenario: "live.sequential")) }
-    if wanted("live.concurrent8") { report(try await live(settings, base: liveURL, inFlight: 8, scenario: "live.concurrent8")) }
+    if wanted("live.sequential") {
+        report(try await live(settings, base: liveURL, inFlight: 1, scenario: "live.sequential"))
+    }
+    if wanted("live.concurrent8") {
+        report(try await live(settings, base: liveURL, inFlight: 8, scenario: "live.concurrent8"))
+    }
 } else {
-    FileHandle.standardError.write(Data("live.*: skipped, no --url given (scripts/bench starts a server)\n".utf8))
+    FileHandle.standardError.write(
+        Data("live.*: skipped, no --url given (scripts/bench starts a server)\n".utf8))
 }
 if wanted("memory.retained") { report(memoryRetained(settings)) }

@@ -34,8 +34,12 @@ enum PostService: SwiftyServiceProtocol {
     }
     var sampleData: Data {
         switch self {
-        case .posts: Data(#"[{"userId": 1, "id": 1, "title": "sunt aut facere", "body": "quia et suscipit"}, {"userId": 1, "id": 2, "title": "qui est esse", "body": "est rerum tempore"}]"#.utf8)
-        case .post: Data(#"{"userId": 1, "id": 1, "title": "sunt aut facere", "body": "quia et suscipit"}"#.utf8)
+        case .posts:
+            Data(
+                #"[{"userId": 1, "id": 1, "title": "sunt aut facere", "body": "quia et suscipit"}, {"userId": 1, "id": 2, "title": "qui est esse", "body": "est rerum tempore"}]"#
+                    .utf8)
+        case .post:
+            Data(#"{"userId": 1, "id": 1, "title": "sunt aut facere", "body": "quia et suscipit"}"#.utf8)
         case .publish: Data(#"{"userId": 1, "id": 101, "title": "Hello", "body": "From SwiftyService"}"#.utf8)
         }
     }

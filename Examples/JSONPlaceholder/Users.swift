@@ -29,9 +29,16 @@ enum UserService: SwiftyServiceProtocol {
     }
     var sampleData: Data {
         switch self {
-        case .user: Data(#"{"id": 1, "name": "Leanne Graham", "username": "Bret", "email": "Sincere@april.biz"}"#.utf8)
-        case .search: Data(#"[{"id": 1, "name": "Leanne Graham", "username": "Bret", "email": "Sincere@april.biz"}]"#.utf8)
-        case let .rename(id, name): Data(#"{"id": \#(id), "name": "\#(name)", "username": "Bret", "email": "Sincere@april.biz"}"#.utf8)
+        case .user:
+            Data(
+                #"{"id": 1, "name": "Leanne Graham", "username": "Bret", "email": "Sincere@april.biz"}"#.utf8)
+        case .search:
+            Data(
+                #"[{"id": 1, "name": "Leanne Graham", "username": "Bret", "email": "Sincere@april.biz"}]"#
+                    .utf8)
+        case let .rename(id, name):
+            Data(
+                #"{"id": \#(id), "name": "\#(name)", "username": "Bret", "email": "Sincere@april.biz"}"#.utf8)
         }
     }
 }

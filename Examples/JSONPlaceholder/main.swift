@@ -27,20 +27,23 @@ ServiceRealm.get("posts")
     .setBaseURL(live ?? URL(string: "https://posts.example.com/api")!)
     .addHeaders(["X-Api-Key": "posts-key", "Accept": "application/json"])
     .setTimeout(10)
-let comments = Service(baseURL: (live ?? URL(string: "https://posts.example.com/api")!).appendingPathComponent("comments"))
+let comments = Service(
+    baseURL: (live ?? URL(string: "https://posts.example.com/api")!).appendingPathComponent("comments"))
 ServiceRealm.get("comments").addHeader("X-Api-Key", withValue: "posts-key").register(comments)
 
 if live == nil {
     ServiceRealm.get("users").use(.stub)
     ServiceRealm.get("posts").use(.stub(.delayed(0.05)))
     // A stub can answer from a closure too: comments echo what they are sent, and 404 for unknown ids.
-    ServiceRealm.get("comments").use(StubBackend { request in
-        switch (request.crudMethod, request.urlRequest.url?.lastPathComponent) {
-        case (.create?, _): .init(statusCode: 201, data: request.urlRequest.httpBody)
-        case (.retrieve?, "1"): .json(#"{"postId": 1, "name": "id labore ex et quam laborum", "body": "laudantium"}"#)
-        default: .init(statusCode: 404, data: Data("{}".utf8))
-        }
-    })
+    ServiceRealm.get("comments").use(
+        StubBackend { request in
+            switch (request.crudMethod, request.urlRequest.url?.lastPathComponent) {
+            case (.create?, _): .init(statusCode: 201, data: request.urlRequest.httpBody)
+            case (.retrieve?, "1"):
+                .json(#"{"postId": 1, "name": "id labore ex et quam laborum", "body": "laudantium"}"#)
+            default: .init(statusCode: 404, data: Data("{}".utf8))
+            }
+        })
 }
 
 func show(_ request: URLRequest) {
@@ -54,7 +57,9 @@ func show(_ error: ServiceError) {
     print("✗ \(error)")
 }
 
-print("SwiftyService example: \(live.map { "live against \($0.absoluteString)" } ?? "offline, on StubBackend")\n")
+print(
+    "SwiftyService example: \(live.map { "live against \($0.absoluteString)" } ?? "offline, on StubBackend")\n"
+)
 
 // 1. Callback style, exactly as the seed article calls it.
 let done = DispatchSemaphore(value: 0)

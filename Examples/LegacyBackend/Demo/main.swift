@@ -52,34 +52,37 @@ enum FeedService: SwiftyServiceProtocol {
     }
 }
 
-ServiceRealm.get("legacy-users").setBaseURL(base).addHeader("X-Client", withValue: "legacy").use(LegacyBackend())
+ServiceRealm.get("legacy-users").setBaseURL(base).addHeader("X-Client", withValue: "legacy").use(
+    LegacyBackend())
 let modernClient = ModernHTTPClient()
 ServiceRealm.get("modern-feed").setBaseURL(base).addHeader("X-Client", withValue: "modern")
     .use(ModernClientBackend(client: modernClient))
 
 let done = DispatchSemaphore(value: 0)
-UserService.info(uid: 42).request(completion: LegacyCallbacks(
-    success: { json in
-        let url = (json as? [String: Any])?["url"] ?? "?"
-        print("legacy  GET  user/info  → success, server saw \(url)")
-        done.signal()
-    },
-    failure: { error in
-        print("legacy  GET  user/info  → failure: \(error.localizedDescription)")
-        done.signal()
-    }))
+UserService.info(uid: 42).request(
+    completion: LegacyCallbacks(
+        success: { json in
+            let url = (json as? [String: Any])?["url"] ?? "?"
+            print("legacy  GET  user/info  → success, server saw \(url)")
+            done.signal()
+        },
+        failure: { error in
+            print("legacy  GET  user/info  → failure: \(error.localizedDescription)")
+            done.signal()
+        }))
 done.wait()
 
-UserService.follow(uid: 7).request(completion: LegacyCallbacks(
-    success: { json in
-        let body = (json as? [String: Any])?["data"] ?? "?"
-        print("legacy  POST user/follow → success, body \(body)")
-        done.signal()
-    },
-    failure: { error in
-        print("legacy  POST user/follow → failure: \(error.localizedDescription)")
-        done.signal()
-    }))
+UserService.follow(uid: 7).request(
+    completion: LegacyCallbacks(
+        success: { json in
+            let body = (json as? [String: Any])?["data"] ?? "?"
+            print("legacy  POST user/follow → success, body \(body)")
+            done.signal()
+        },
+        failure: { error in
+            print("legacy  POST user/follow → failure: \(error.localizedDescription)")
+            done.signal()
+        }))
 done.wait()
 
 let response = try await FeedService.latest(limit: 10).request()

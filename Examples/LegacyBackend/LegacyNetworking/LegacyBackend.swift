@@ -46,7 +46,8 @@ public struct LegacyCallbacks: Sendable {
 }
 
 /// What a module's endpoint enum adopts to keep the old success/failure call sites.
-public protocol LegacyServiceProtocol: SwiftyServiceProtocol where SwiftyServiceCallBackType == LegacyCallbacks {}
+public protocol LegacyServiceProtocol: SwiftyServiceProtocol
+where SwiftyServiceCallBackType == LegacyCallbacks {}
 
 extension LegacyServiceProtocol {
     /// Turns SwiftyService's result into the old blocks: parsed JSON, or an NSError that names the request.
@@ -55,8 +56,10 @@ extension LegacyServiceProtocol {
         case let .success(response):
             callback.success((try? response.mapJSON()) ?? response.data)
         case let .failure(error):
-            callback.failure(NSError(domain: "LegacyService", code: error.response?.statusCode ?? -1,
-                                     userInfo: [NSLocalizedDescriptionKey: error.description]))
+            callback.failure(
+                NSError(
+                    domain: "LegacyService", code: error.response?.statusCode ?? -1,
+                    userInfo: [NSLocalizedDescriptionKey: error.description]))
         }
     }
 }

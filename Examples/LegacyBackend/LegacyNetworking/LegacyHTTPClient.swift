@@ -27,22 +27,33 @@ public final class LegacyHTTPClient: @unchecked Sendable {
     /// `GET url?parameters`, the way the app's old code calls it.
     @discardableResult
     public func GET(
-        _ urlString: String, parameters: [String: String]?, success: @escaping Success, failure: @escaping Failure
+        _ urlString: String, parameters: [String: String]?, success: @escaping Success,
+        failure: @escaping Failure
     ) -> LegacyDataTask? {
         guard var components = URLComponents(string: urlString) else {
-            failure(nil, NSError(domain: "LegacyHTTPClient", code: -1, userInfo: [NSLocalizedDescriptionKey: "bad URL"]))
+            failure(
+                nil,
+                NSError(
+                    domain: "LegacyHTTPClient", code: -1, userInfo: [NSLocalizedDescriptionKey: "bad URL"]))
             return nil
         }
         if let parameters {
-            components.queryItems = parameters.sorted { $0.key < $1.key }.map { URLQueryItem(name: $0.key, value: $0.value) }
+            components.queryItems = parameters.sorted { $0.key < $1.key }.map {
+                URLQueryItem(name: $0.key, value: $0.value)
+            }
         }
         guard let url = components.url else {
-            failure(nil, NSError(domain: "LegacyHTTPClient", code: -1, userInfo: [NSLocalizedDescriptionKey: "bad URL"]))
+            failure(
+                nil,
+                NSError(
+                    domain: "LegacyHTTPClient", code: -1, userInfo: [NSLocalizedDescriptionKey: "bad URL"]))
             return nil
         }
-        return dataTask(with: URLRequest(url: url), completion: { task, _, data, error in
-            if let error { failure(task, error) } else { success(task, Self.parse(data)) }
-        })
+        return dataTask(
+            with: URLRequest(url: url),
+            completion: { task, _, data, error in
+                if let error { failure(task, error) } else { success(task, Self.parse(data)) }
+            })
     }
 
     /// Sends a prepared request; the completion gets the HTTP response and raw bytes, or the error.

@@ -19,7 +19,9 @@ import FoundationNetworking
 public protocol NetworkBackend: Sendable {
     /// Sends `request` and calls `completion` exactly once with the server's answer or the failure.
     /// - Returns: a task whose `cancel()` stops the transfer; SwiftyService reports the cancellation itself.
-    func send(_ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void)
+    func send(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    )
         -> BackendTask
 }
 

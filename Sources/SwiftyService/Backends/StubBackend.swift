@@ -45,7 +45,8 @@ public struct StubBackend: NetworkBackend {
 
         /// An answer with a JSON body.
         public static func json(_ json: String, statusCode: Int = 200) -> Answer {
-            Answer(statusCode: statusCode, headers: ["Content-Type": "application/json"], data: Data(json.utf8))
+            Answer(
+                statusCode: statusCode, headers: ["Content-Type": "application/json"], data: Data(json.utf8))
         }
     }
 
@@ -59,13 +60,16 @@ public struct StubBackend: NetworkBackend {
     }
 
     /// A stub that answers what `answer` returns for each request, or fails with what it throws.
-    public init(_ timing: Timing = .immediate, answer: @escaping @Sendable (BackendRequest) throws -> Answer) {
+    public init(_ timing: Timing = .immediate, answer: @escaping @Sendable (BackendRequest) throws -> Answer)
+    {
         self.timing = timing
         self.answer = answer
     }
 
     /// A stub that answers every request with `statusCode` (and `data`).
-    public static func failing(statusCode: Int, data: Data = Data(), timing: Timing = .immediate) -> StubBackend {
+    public static func failing(statusCode: Int, data: Data = Data(), timing: Timing = .immediate)
+        -> StubBackend
+    {
         StubBackend(timing) { _ in Answer(statusCode: statusCode, data: data) }
     }
 

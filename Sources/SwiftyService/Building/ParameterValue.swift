@@ -59,7 +59,8 @@ enum ParameterValue {
         if type(of: number) == booleanNumberType { return .bool(number.boolValue) }
         switch UInt8(bitPattern: number.objCType.pointee) {
         case UInt8(ascii: "d"), UInt8(ascii: "f"): return Self.number(number.doubleValue)
-        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"): return .number(String(number.uint64Value))
+        case UInt8(ascii: "Q"), UInt8(ascii: "L"), UInt8(ascii: "I"):
+            return .number(String(number.uint64Value))
         default: return .number(String(number.int64Value))
         }
     }

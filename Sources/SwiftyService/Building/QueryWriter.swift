@@ -42,7 +42,9 @@ struct QueryWriter {
         case let .object(object):
             let base = encoded(key, keyIsEncoded)
             for nestedKey in object.keys.sorted() {
-                let nested = base + "%5B" + PercentEncoding.encode(nestedKey, keeping: PercentEncoding.isUnreserved) + "%5D"
+                let nested =
+                    base + "%5B" + PercentEncoding.encode(nestedKey, keeping: PercentEncoding.isUnreserved)
+                    + "%5D"
                 try write(object[nestedKey]!, key: nested, keyIsEncoded: true)
             }
         case let .unsupported(reason):

@@ -63,7 +63,8 @@ public final class Service: Sendable, CustomStringConvertible {
     }
 
     /// Creates a resource from a value encoded as JSON: `POST base` (as mapped).
-    public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder = JSONEncoder()) -> ServicePromise {
+    public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder = JSONEncoder()) -> ServicePromise
+    {
         perform(.create, body: .json(body, encoder: encoder), override: nil)
     }
 
@@ -146,7 +147,8 @@ public struct ServiceOverride: Sendable {
     }
 
     /// ``Service/create(_:encoder:)`` with the one-off settings.
-    public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder = JSONEncoder()) -> ServicePromise {
+    public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder = JSONEncoder()) -> ServicePromise
+    {
         service.perform(.create, body: .json(body, encoder: encoder), override: configuration)
     }
 

@@ -157,7 +157,9 @@ public final class ServicePromise: Sendable {
         for handler in handlers { run(handler, with: outcome) }
     }
 
-    private func run(_ handler: @escaping @Sendable (ServiceResult) -> Void, with outcome: Result<Response, ServiceError>) {
+    private func run(
+        _ handler: @escaping @Sendable (ServiceResult) -> Void, with outcome: Result<Response, ServiceError>
+    ) {
         let result = ServiceResult(result: outcome)
         if let callbackQueue {
             callbackQueue.async { handler(result) }

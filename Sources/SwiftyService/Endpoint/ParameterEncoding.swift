@@ -82,7 +82,9 @@ public struct RequestBody: Sendable {
     }
 
     /// A value encoded as JSON with `encoder`, sent as `application/json`.
-    public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder()) -> RequestBody {
+    public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder())
+        -> RequestBody
+    {
         do {
             return RequestBody(content: .data(try encoder.encode(value)), contentType: "application/json")
         } catch {

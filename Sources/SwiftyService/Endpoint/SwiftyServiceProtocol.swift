@@ -71,9 +71,12 @@ extension SwiftyServiceProtocol {
     public var validStatusCodes: StatusCodes { .successful }
 }
 
-extension SwiftyServiceProtocol where SwiftyServiceCallBackType == @Sendable (Result<Response, ServiceError>) -> Void {
+extension SwiftyServiceProtocol
+where SwiftyServiceCallBackType == @Sendable (Result<Response, ServiceError>) -> Void {
     /// Calls the callback with the result.
-    public static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType) {
+    public static func deliver(
+        _ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType
+    ) {
         callback(result)
     }
 }

@@ -93,7 +93,9 @@ public struct RealmConfiguration: Sendable {
     }
 
     /// Adds headers to the requests of one CRUD method only.
-    public mutating func addHeaders(_ headers: HTTPHeaderDictionary, specificForCRUDMethod crudMethod: CRUDMethod) {
+    public mutating func addHeaders(
+        _ headers: HTTPHeaderDictionary, specificForCRUDMethod crudMethod: CRUDMethod
+    ) {
         crudHeaders[crudMethod, default: HeaderFields()].merge(HeaderFields(headers))
     }
 
@@ -103,7 +105,9 @@ public struct RealmConfiguration: Sendable {
     }
 
     /// Sets the cache policy of the requests of one CRUD method.
-    public mutating func overrideCachePolicy(_ cachePolicy: URLRequest.CachePolicy, forCrudMethod method: CRUDMethod) {
+    public mutating func overrideCachePolicy(
+        _ cachePolicy: URLRequest.CachePolicy, forCrudMethod method: CRUDMethod
+    ) {
         crudCachePolicies[method] = cachePolicy
     }
 

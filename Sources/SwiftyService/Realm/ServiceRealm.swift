@@ -150,7 +150,9 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
 
     /// Sends one CRUD method as `httpMethod`, e.g. `.overrideCrudMethod(.update, withHTTPMethod: .patch)`.
     @discardableResult
-    public func overrideCrudMethod(_ method: CRUDMethod, withHTTPMethod httpMethod: HTTPMethod) -> ServiceRealm {
+    public func overrideCrudMethod(_ method: CRUDMethod, withHTTPMethod httpMethod: HTTPMethod)
+        -> ServiceRealm
+    {
         configure { $0.overrideCrudMethod(method, withHTTPMethod: httpMethod) }
     }
 }

@@ -26,8 +26,9 @@ public struct Response: Sendable, CustomStringConvertible {
         url: URL? = nil
     ) {
         let responseURL = url ?? request.url ?? URL(string: "about:blank")!
-        let head = HTTPURLResponse(url: responseURL, statusCode: statusCode, httpVersion: "HTTP/1.1",
-                                   headerFields: headers)!
+        let head = HTTPURLResponse(
+            url: responseURL, statusCode: statusCode, httpVersion: "HTTP/1.1",
+            headerFields: headers)!
         self.init(request: request, response: head, data: data)
     }
 
@@ -41,7 +42,9 @@ public struct Response: Sendable, CustomStringConvertible {
 
     /// Decodes the body as JSON into `type`.
     /// - Throws: ``ServiceError/decoding(_:underlying:)`` carrying this response.
-    public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()) throws -> T {
+    public func decode<T: Decodable>(_ type: T.Type = T.self, decoder: JSONDecoder = JSONDecoder()) throws
+        -> T
+    {
         do {
             return try decoder.decode(type, from: data)
         } catch {
@@ -53,7 +56,8 @@ public struct Response: Sendable, CustomStringConvertible {
     /// - Throws: ``ServiceError/decoding(_:underlying:)`` when the bytes are not valid in that encoding.
     public func mapString(encoding: String.Encoding = .utf8) throws -> String {
         guard let string = String(data: data, encoding: encoding) else {
-            throw ServiceError.decoding(self, underlying: BodyDecodingFailure("the body is not valid \(encoding) text"))
+            throw ServiceError.decoding(
+                self, underlying: BodyDecodingFailure("the body is not valid \(encoding) text"))
         }
         return string
     }

@@ -48,7 +48,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
             case let .malformedURL(reason): reason
             case let .invalidMethod(method): "'\(method)' is not a valid HTTP method token"
             case let .invalidHeaderName(name): "header name '\(name)' is not a valid token"
-            case let .invalidHeaderValue(name): "the value of header '\(name)' contains CR, LF or another control character"
+            case let .invalidHeaderValue(name):
+                "the value of header '\(name)' contains CR, LF or another control character"
             case let .unencodableParameter(key, reason): "parameter '\(key)' cannot be encoded: \(reason)"
             case let .unencodableBody(reason): "the body cannot be encoded: \(reason)"
             case let .invalidIdentifier(reason): reason
@@ -142,7 +143,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
 
     private static func describe(decoding error: DecodingError) -> String {
         func path(_ context: DecodingError.Context) -> String {
-            let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: ".")
+            let path = context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(
+                separator: ".")
             return path.isEmpty ? context.debugDescription : "\(path): \(context.debugDescription)"
         }
         switch error {

@@ -22,7 +22,8 @@ extension SwiftyServiceProtocol {
 
     /// Sends the request and decodes the JSON body into `type`, after the status has been validated.
     /// - Throws: ``ServiceError`` only; ``ServiceError/decoding(_:underlying:)`` when the body does not decode.
-    public func request<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) async throws -> T {
+    public func request<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) async throws -> T
+    {
         try await request().decode(type, decoder: decoder)
     }
 
@@ -68,7 +69,8 @@ extension SwiftyServiceProtocol {
             if newer.baseURL == baseURL { snapshot = newer }
         }
         let draft = RequestDraft(
-            verb: .http(method), base: baseURL == snapshot.baseURL ? nil : baseURL.map(BaseURL.init), path: path, parameters: parameters,
+            verb: .http(method), base: baseURL == snapshot.baseURL ? nil : baseURL.map(BaseURL.init),
+            path: path, parameters: parameters,
             encoding: parameterEncoding, body: body, headers: headers, sampleData: sampleData,
             validStatusCodes: validStatusCodes, endpoint: self)
         return try RequestBuilder.prepare(draft, realm: snapshot, override: override)
@@ -97,7 +99,8 @@ public struct OverriddenEndpoint<Endpoint: SwiftyServiceProtocol>: Sendable {
 
     /// Sends the request with the one-off settings and decodes the JSON body into `type`.
     /// - Throws: ``ServiceError`` only.
-    public func request<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) async throws -> T {
+    public func request<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) async throws -> T
+    {
         try await request().decode(type, decoder: decoder)
     }
 
