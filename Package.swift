@@ -5,14 +5,17 @@ let package = Package(
     name: "SwiftyService",
     platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
     products: [
-        .library(name: "SwiftyService", targets: ["SwiftyService"])
+        .library(name: "SwiftyService", targets: ["SwiftyService"]),
+        .library(name: "SwiftyServiceTesting", targets: ["SwiftyServiceTesting"]),
     ],
     targets: [
         .target(name: "SwiftyService"),
+        .target(name: "SwiftyServiceTesting", dependencies: ["SwiftyService"]),
         .executableTarget(
             name: "JSONPlaceholder",
-            dependencies: ["SwiftyService"],
-            path: "Examples/JSONPlaceholder"
+            dependencies: ["SwiftyService", "SwiftyServiceTesting"],
+            path: "Examples/JSONPlaceholder",
+            exclude: ["jsonplaceholder.cassette.json"]
         ),
         .target(
             name: "LegacyNetworking",
@@ -31,7 +34,7 @@ let package = Package(
         ),
         .testTarget(
             name: "SwiftyServiceTests",
-            dependencies: ["SwiftyService", "LegacyNetworking"]
+            dependencies: ["SwiftyService", "SwiftyServiceTesting", "LegacyNetworking"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,20 +1,32 @@
 import Foundation
 import SwiftyService
+import SwiftyServiceTesting
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
 
 // Two modules (users, posts), each with its own enum and realm, and a CRUD resource (comments).
-// Offline by default, on StubBackend with sample data; `--live <base-url>` sends the same requests with
-// URLSessionBackend, e.g. `--live https://jsonplaceholder.typicode.com`.
+//
+//   swift run JSONPlaceholder                           offline, on StubBackend with sample data
+//   swift run JSONPlaceholder --replay [cassette]       offline, replaying a recorded cassette
+//   swift run JSONPlaceholder --live <base-url>         the same requests over URLSession
+//   … --record <cassette>                               also record what happens to a cassette
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-let live: URL? = arguments.firstIndex(of: "--live").flatMap { index in
-    arguments.indices.contains(index + 1) ? URL(string: arguments[index + 1]) : nil
+func value(after flag: String) -> String? {
+    arguments.firstIndex(of: flag).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil }
 }
-if arguments.contains("--live") && live == nil {
-    print("usage: JSONPlaceholder [--live <base-url>]")
+let live = value(after: "--live").flatMap(URL.init(string:))
+let shippedCassette = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("jsonplaceholder.cassette.json")
+let replay: URL? =
+    arguments.contains("--replay")
+    ? value(after: "--replay").flatMap { $0.hasPrefix("--") ? nil : URL(fileURLWithPath: $0) } ?? shippedCassette
+    : nil
+let record = value(after: "--record").map { URL(fileURLWithPath: $0) }
+if (arguments.contains("--live") && live == nil) || (arguments.contains("--record") && record == nil) {
+    print("usage: JSONPlaceholder [--live <base-url> | --replay [cassette]] [--record <cassette>]")
     exit(2)
 }
 
@@ -26,25 +38,28 @@ ServiceRealm.get("users")
 ServiceRealm.get("posts")
     .setBaseURL(live ?? URL(string: "https://posts.example.com/api")!)
     .addHeaders(["X-Api-Key": "posts-key", "Accept": "application/json"])
+    .declareSecrets(headers: ["X-Api-Key"])
     .setTimeout(10)
 let comments = Service(
     baseURL: (live ?? URL(string: "https://posts.example.com/api")!).appendingPathComponent("comments"))
-ServiceRealm.get("comments").addHeader("X-Api-Key", withValue: "posts-key").register(comments)
+ServiceRealm.get("comments").addHeader("X-Api-Key", withValue: "posts-key").declareSecrets(headers: ["X-Api-Key"])
+    .register(comments)
 
-if live == nil {
-    ServiceRealm.get("users").use(.stub)
-    ServiceRealm.get("posts").use(.stub(.delayed(0.05)))
-    // A stub can answer from a closure too: comments echo what they are sent, and 404 for unknown ids.
-    ServiceRealm.get("comments").use(
-        StubBackend { request in
-            switch (request.crudMethod, request.urlRequest.url?.lastPathComponent) {
-            case (.create?, _): .init(statusCode: 201, data: request.urlRequest.httpBody)
-            case (.retrieve?, "1"):
-                .json(#"{"postId": 1, "name": "id labore ex et quam laborum", "body": "laudantium"}"#)
-            default: .init(statusCode: 404, data: Data("{}".utf8))
-            }
-        })
+/// Offline answers: each endpoint's sample data, and for the comments resource a small in-memory API.
+let offline = StubBackend { request in
+    guard let crud = request.crudMethod else { return .sampleData }
+    switch (crud, request.urlRequest.url?.lastPathComponent) {
+    case (.create, _): return .init(statusCode: 201, data: request.urlRequest.httpBody)
+    case (.retrieve, "1"): return .json(#"{"postId": 1, "name": "id labore ex et quam laborum", "body": "laudantium"}"#)
+    default: return .status(404, data: Data("{}".utf8))
+    }
 }
+.on(.path("/api/posts/1"), answer: StubBackend.Answer.sampleData.delayed(0.05))
+
+var backend: any NetworkBackend =
+    if let replay { try ReplayBackend(cassette: replay) } else if live != nil { URLSessionBackend() } else { offline }
+if let record { backend = try RecordingBackend(recording: backend, to: record) }
+for key in ["users", "posts", "comments"] { ServiceRealm.get(key).use(backend) }
 
 func show(_ request: URLRequest) {
     let headers = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }

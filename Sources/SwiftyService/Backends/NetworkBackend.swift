@@ -68,16 +68,19 @@ public struct BackendRequest: Sendable {
     public let crudMethod: CRUDMethod?
     /// The endpoint's ``SwiftyServiceProtocol/sampleData``, what stubs answer with.
     public let sampleData: Data
+    /// What the realm declares secret, for backends that log or record.
+    public let redaction: Redaction
 
     /// Creates a backend request; SwiftyService makes these, tests of a backend may too.
     public init(
         urlRequest: URLRequest, endpoint: (any SwiftyServiceProtocol)? = nil, crudMethod: CRUDMethod? = nil,
-        sampleData: Data = Data()
+        sampleData: Data = Data(), redaction: Redaction = .default
     ) {
         self.urlRequest = urlRequest
         self.endpoint = endpoint
         self.crudMethod = crudMethod
         self.sampleData = sampleData
+        self.redaction = redaction
     }
 }
 

@@ -4,18 +4,24 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A backend that answers without a network: from each endpoint's ``SwiftyServiceProtocol/sampleData``,
-/// or from a closure; at once or after a delay.
+/// A backend that answers without a network: each endpoint's ``SwiftyServiceProtocol/sampleData`` by
+/// default, scripted answers per request, sequences, delays and failures; it keeps a log of what it got.
 ///
 /// ```swift
-/// ServiceRealm.get("users").use(.stub)                              // 200 with sampleData
-/// ServiceRealm.get("users").use(.stub(.delayed(0.2)))
-/// ServiceRealm.get("users").use(StubBackend { request in .init(statusCode: 503) })
-/// ServiceRealm.get("users").use(StubBackend.failing(URLError(.notConnectedToInternet)))
+/// ServiceRealm.get("users").use(.stub)                      // 200 with each endpoint's sampleData
+/// ServiceRealm.get("users").use(.stub(.delayed(0.2)))       // the same, 0.2 s later
+///
+/// let stub = StubBackend(unmatched: .fail)                  // anything not scripted fails loudly
+///     .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))
+///     .on(.path("/v1/user/follow"), answer: .connectionRefused)
+/// ServiceRealm.get("users").use(stub)
+/// // … exercise the app …
+/// #expect(stub.received.map(\.urlRequest.httpMethod) == ["GET", "GET", "POST"])
 /// ```
-/// A delay longer than the request's timeout ends in ``ServiceError/timedOut(_:)`` at the timeout,
-/// as a slow server would.
-public struct StubBackend: NetworkBackend {
+/// The newest matching rule answers. A rule with several answers gives them in turn and then repeats
+/// the last (first 503, then 200 from then on). A delay longer than the request's timeout ends in
+/// ``ServiceError/timedOut(_:)`` at the timeout, as a slow server would.
+public final class StubBackend: NetworkBackend {
     /// When a stub answers.
     public enum Timing: Sendable, Hashable {
         /// Before `send` returns, on the caller's thread.
@@ -24,46 +30,68 @@ public struct StubBackend: NetworkBackend {
         case delayed(TimeInterval)
     }
 
-    /// What a stub answers: a status, headers and a body, or a failure.
-    public struct Answer: Sendable {
-        /// The status code.
-        public var statusCode: Int
-        /// The response headers.
-        public var headers: HTTPHeaderDictionary
-        /// The body; `nil` answers with the endpoint's sample data.
-        public var data: Data?
-
-        /// An answer with these parts; without `data`, the endpoint's sample data.
-        public init(statusCode: Int = 200, headers: HTTPHeaderDictionary = [:], data: Data? = nil) {
-            self.statusCode = statusCode
-            self.headers = headers
-            self.data = data
-        }
-
+    /// What a request that no rule matches gets.
+    public enum Unmatched: Sendable {
         /// `200` with the endpoint's sample data.
-        public static let sampleData = Answer()
+        case sampleData
+        /// A failure, ``ServiceError/transport(_:underlying:)`` with ``UnmatchedRequest``, naming it.
+        case fail
+    }
 
-        /// An answer with a JSON body.
-        public static func json(_ json: String, statusCode: Int = 200) -> Answer {
-            Answer(
-                statusCode: statusCode, headers: ["Content-Type": "application/json"], data: Data(json.utf8))
+    /// The failure of a request no rule matched, under ``Unmatched/fail``.
+    public struct UnmatchedRequest: Error, CustomStringConvertible {
+        /// `no stub matches GET https://…; rules: …`
+        public let description: String
+    }
+
+    private struct Rule {
+        let match: Match
+        let answers: [Answer]
+        var next = 0
+    }
+
+    private struct State {
+        var rules: [Rule] = []
+        var log: [BackendRequest] = []
+        var logged = 0
+    }
+
+    /// When this stub answers, unless an answer has a delay of its own.
+    public let timing: Timing
+    private let unmatched: @Sendable (BackendRequest) throws -> Answer
+    private let logLimit: Int
+    private let state = Locked.make(State())
+
+    /// A stub that answers unmatched requests per `unmatched` (by default 200 with the sample data).
+    /// - Parameter logLimit: how many of the latest requests ``received`` keeps.
+    public init(_ timing: Timing = .immediate, unmatched: Unmatched = .sampleData, logLimit: Int = 1_000) {
+        self.timing = timing
+        self.logLimit = logLimit
+        switch unmatched {
+        case .sampleData:
+            self.unmatched = { _ in .sampleData }
+        case .fail:
+            let rules = state
+            self.unmatched = { request in
+                let descriptions = rules.withLock { $0.rules.map(\.match.description) }
+                let method = request.urlRequest.httpMethod ?? "GET"
+                let url = request.urlRequest.url?.absoluteString ?? "?"
+                throw UnmatchedRequest(
+                    description: "no stub matches \(method) \(url); rules: "
+                        + (descriptions.isEmpty ? "none" : descriptions.reversed().joined(separator: ", ")))
+            }
         }
     }
 
-    /// When this stub answers.
-    public let timing: Timing
-    private let answer: @Sendable (BackendRequest) throws -> Answer
-
-    /// A stub that answers 200 with each endpoint's sample data.
-    public init(_ timing: Timing = .immediate) {
-        self.init(timing) { _ in .sampleData }
-    }
-
-    /// A stub that answers what `answer` returns for each request, or fails with what it throws.
-    public init(_ timing: Timing = .immediate, answer: @escaping @Sendable (BackendRequest) throws -> Answer)
-    {
+    /// A stub that answers every request no rule matches with what `answer` returns, or fails with what
+    /// it throws.
+    public init(
+        _ timing: Timing = .immediate, logLimit: Int = 1_000,
+        answer: @escaping @Sendable (BackendRequest) throws -> Answer
+    ) {
         self.timing = timing
-        self.answer = answer
+        self.logLimit = logLimit
+        unmatched = answer
     }
 
     /// A stub that answers every request with `statusCode` (and `data`).
@@ -78,31 +106,89 @@ public struct StubBackend: NetworkBackend {
         StubBackend(timing) { _ in throw error }
     }
 
+    /// Answers requests that `match` with `answer`, then each of `more` in turn, repeating the last;
+    /// newer rules win over older ones.
+    @discardableResult
+    public func on(_ match: Match, answer: Answer, _ more: Answer...) -> StubBackend {
+        state.withLock { $0.rules.append(Rule(match: match, answers: [answer] + more)) }
+        return self
+    }
+
+    /// The requests this stub received, oldest first (at most `logLimit` of the latest).
+    public var received: [BackendRequest] {
+        state.withLock { state in
+            guard state.logged > state.log.count else { return state.log }
+            let start = state.logged % state.log.count
+            return Array(state.log[start...] + state.log[..<start])
+        }
+    }
+
+    /// The requests received that `match`, oldest first.
+    public func received(matching match: Match) -> [BackendRequest] {
+        received.filter(match.matches)
+    }
+
+    /// Forgets the rules' positions in their sequences and the log; the rules stay.
+    public func reset() {
+        state.withLock { state in
+            for index in state.rules.indices { state.rules[index].next = 0 }
+            state.log = []
+            state.logged = 0
+        }
+    }
+
     /// Answers the request, now or later.
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        switch timing {
-        case .immediate:
-            completion(respond(to: request))
-            return .uncancellable
-        case let .delayed(delay):
-            let timeout = request.urlRequest.timeoutInterval
-            let cancelled = Locked.make(false)
-            DispatchQueue.global().asyncAfter(deadline: .now() + min(delay, timeout)) {
-                guard !cancelled.value else { return }
-                completion(delay > timeout ? .failure(URLError(.timedOut)) : respond(to: request))
+        let scripted = record(request)
+        let answer: Result<Answer, any Error> =
+            scripted.map { .success($0) } ?? Result { try unmatched(request) }
+        let delay: TimeInterval? =
+            switch (try? answer.get())?.delay {
+            case let delay?: delay
+            case nil: if case let .delayed(delay) = timing { delay } else { nil }
             }
-            return BackendTask { cancelled.withLock { $0 = true } }
+        guard let delay else {
+            completion(Self.respond(request, with: answer))
+            return .uncancellable
+        }
+        let timeout = request.urlRequest.timeoutInterval
+        let cancelled = Locked.make(false)
+        DispatchQueue.global().asyncAfter(deadline: .now() + min(delay, timeout)) {
+            guard !cancelled.value else { return }
+            completion(delay > timeout ? .failure(URLError(.timedOut)) : Self.respond(request, with: answer))
+        }
+        return BackendTask { cancelled.withLock { $0 = true } }
+    }
+
+    /// Logs the request and picks the scripted answer, if a rule matches.
+    private func record(_ request: BackendRequest) -> Answer? {
+        state.withLock { state in
+            if logLimit > 0 {
+                if state.log.count < logLimit {
+                    state.log.append(request)
+                } else {
+                    state.log[state.logged % logLimit] = request
+                }
+                state.logged += 1
+            }
+            guard let index = state.rules.lastIndex(where: { $0.match.matches(request) }) else { return nil }
+            let rule = state.rules[index]
+            state.rules[index].next = min(rule.next + 1, rule.answers.count - 1)
+            return rule.answers[rule.next]
         }
     }
 
-    private func respond(to request: BackendRequest) -> Result<Response, any Error> {
-        Result {
-            let answer = try answer(request)
-            return Response(
-                request: request.urlRequest, statusCode: answer.statusCode, headers: answer.headers,
-                data: answer.data ?? request.sampleData)
+    private static func respond(_ request: BackendRequest, with answer: Result<Answer, any Error>) -> Result<
+        Response, any Error
+    > {
+        answer.flatMap { answer in
+            if let failure = answer.failure { return .failure(failure) }
+            return .success(
+                Response(
+                    request: request.urlRequest, statusCode: answer.statusCode, headers: answer.headers,
+                    data: answer.data ?? request.sampleData))
         }
     }
 }

@@ -159,7 +159,8 @@ enum RequestBuilder {
         return PreparedRequest(
             backendRequest: BackendRequest(
                 urlRequest: request, endpoint: draft.endpoint, crudMethod: draft.verb.crudMethod,
-                sampleData: draft.sampleData),
+                sampleData: draft.sampleData,
+                redaction: override.map { realm.redaction.union($0.redaction) } ?? realm.redaction),
             backend: override?.backendOverride ?? realm.backend,
             callbackQueue: override?.callbackQueue ?? realm.callbackQueue,
             validStatusCodes: draft.validStatusCodes

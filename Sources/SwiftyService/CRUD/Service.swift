@@ -62,9 +62,9 @@ public final class Service: Sendable, CustomStringConvertible {
         perform(.create, body: .data(body), override: nil)
     }
 
-    /// Creates a resource from a value encoded as JSON: `POST base` (as mapped).
-    public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder = JSONEncoder()) -> ServicePromise
-    {
+    /// Creates a resource from a value encoded as JSON: `POST base` (as mapped). Without an encoder,
+    /// keys are sorted so the same value always makes the same bytes.
+    public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder? = nil) -> ServicePromise {
         perform(.create, body: .json(body, encoder: encoder), override: nil)
     }
 
@@ -84,7 +84,7 @@ public final class Service: Sendable, CustomStringConvertible {
     }
 
     /// Replaces a resource with a value encoded as JSON: `PUT base/id` (as mapped).
-    public func update<Body: Encodable>(_ id: String, _ body: Body, encoder: JSONEncoder = JSONEncoder())
+    public func update<Body: Encodable>(_ id: String, _ body: Body, encoder: JSONEncoder? = nil)
         -> ServicePromise
     {
         perform(.update, id: id, body: .json(body, encoder: encoder), override: nil)
@@ -147,8 +147,7 @@ public struct ServiceOverride: Sendable {
     }
 
     /// ``Service/create(_:encoder:)`` with the one-off settings.
-    public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder = JSONEncoder()) -> ServicePromise
-    {
+    public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder? = nil) -> ServicePromise {
         service.perform(.create, body: .json(body, encoder: encoder), override: configuration)
     }
 
@@ -168,7 +167,7 @@ public struct ServiceOverride: Sendable {
     }
 
     /// ``Service/update(_:_:encoder:)`` with the one-off settings.
-    public func update<Body: Encodable>(_ id: String, _ body: Body, encoder: JSONEncoder = JSONEncoder())
+    public func update<Body: Encodable>(_ id: String, _ body: Body, encoder: JSONEncoder? = nil)
         -> ServicePromise
     {
         service.perform(.update, id: id, body: .json(body, encoder: encoder), override: configuration)

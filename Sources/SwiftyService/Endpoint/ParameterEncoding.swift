@@ -82,13 +82,23 @@ public struct RequestBody: Sendable {
     }
 
     /// A value encoded as JSON with `encoder`, sent as `application/json`.
-    public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder = JSONEncoder())
-        -> RequestBody
-    {
+    ///
+    /// Without an encoder, a `JSONEncoder` with `.sortedKeys`: the same value always makes the same bytes,
+    /// which keeps recorded cassettes and body matching stable.
+    public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder? = nil) -> RequestBody {
         do {
-            return RequestBody(content: .data(try encoder.encode(value)), contentType: "application/json")
+            let data = try (encoder ?? sortedKeysEncoder()).encode(value)
+            return RequestBody(content: .data(data), contentType: "application/json")
         } catch {
             return RequestBody(content: .unencodable("\(error)"), contentType: "application/json")
         }
     }
+}
+
+/// A `JSONEncoder` that writes keys in sorted order; made per use, as encoders are not shareable on
+/// every platform.
+func sortedKeysEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = .sortedKeys
+    return encoder
 }

@@ -22,6 +22,8 @@ public struct RealmConfiguration: Sendable {
     var backendOverride: (any NetworkBackend)?
     /// The queue completion closures run on; `nil` runs them wherever the backend answers.
     public private(set) var callbackQueue: DispatchQueue?
+    /// What logs and recordings must never show: the always-secret headers and those declared here.
+    public private(set) var redaction = Redaction.default
 
     /// The timeout when none is set: URLSession's own default.
     public static let defaultTimeout: TimeInterval = 60
@@ -73,6 +75,11 @@ public struct RealmConfiguration: Sendable {
     /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
     public mutating func setCallbackQueue(_ queue: DispatchQueue?) {
         callbackQueue = queue
+    }
+
+    /// Declares headers and query keys whose values logs and recordings must never show.
+    public mutating func declareSecrets(headers: [String] = [], queryKeys: [String] = []) {
+        redaction = redaction.union(Redaction(headers: headers, queryKeys: queryKeys))
     }
 
     /// Adds a header to every request; a header of the same name (in any case) is replaced.

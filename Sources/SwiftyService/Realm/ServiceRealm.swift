@@ -100,6 +100,13 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
         configure { $0.setCallbackQueue(queue) }
     }
 
+    /// Declares headers and query keys whose values logs and recordings must never show, on top of
+    /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`.
+    @discardableResult
+    public func declareSecrets(headers: [String] = [], queryKeys: [String] = []) -> ServiceRealm {
+        configure { $0.declareSecrets(headers: headers, queryKeys: queryKeys) }
+    }
+
     /// Adds a header to every request of the realm.
     @discardableResult
     public func addHeader(_ header: String, withValue value: String) -> ServiceRealm {

@@ -1,0 +1,104 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+extension StubBackend {
+    /// What a stub answers: a status, headers and a body, or a failure; optionally after a delay.
+    public struct Answer: Sendable {
+        /// The status code.
+        public var statusCode: Int
+        /// The response headers.
+        public var headers: HTTPHeaderDictionary
+        /// The body; `nil` answers with the endpoint's sample data.
+        public var data: Data?
+        /// The failure to report instead of a response.
+        public var failure: (any Error)?
+        /// How long to wait before answering; `nil` follows the stub's timing.
+        public var delay: TimeInterval?
+
+        /// An answer with these parts; without `data`, the endpoint's sample data.
+        public init(statusCode: Int = 200, headers: HTTPHeaderDictionary = [:], data: Data? = nil) {
+            self.statusCode = statusCode
+            self.headers = headers
+            self.data = data
+        }
+
+        /// `200` with the endpoint's sample data.
+        public static let sampleData = Answer()
+
+        /// An answer with `statusCode` and, optionally, a body.
+        public static func status(_ statusCode: Int, data: Data? = Data()) -> Answer {
+            Answer(statusCode: statusCode, data: data)
+        }
+
+        /// An answer with a JSON body.
+        public static func json(_ json: String, statusCode: Int = 200) -> Answer {
+            Answer(
+                statusCode: statusCode, headers: ["Content-Type": "application/json"], data: Data(json.utf8))
+        }
+
+        /// A failure instead of a response, e.g. `URLError(.networkConnectionLost)`.
+        public static func failure(_ error: any Error) -> Answer {
+            var answer = Answer()
+            answer.failure = error
+            return answer
+        }
+
+        /// The request times out (``ServiceError/timedOut(_:)``).
+        public static let timeout = failure(URLError(.timedOut))
+
+        /// The connection is refused (``ServiceError/transport(_:underlying:)``).
+        public static let connectionRefused = failure(URLError(.cannotConnectToHost))
+
+        /// The same answer, given after `seconds`.
+        public func delayed(_ seconds: TimeInterval) -> Answer {
+            var answer = self
+            answer.delay = seconds
+            return answer
+        }
+    }
+
+    /// Which requests a stub rule answers.
+    public struct Match: Sendable, CustomStringConvertible {
+        let matches: @Sendable (BackendRequest) -> Bool
+        /// What the rule matches, in words, for failure messages.
+        public let description: String
+
+        /// Requests that `predicate` accepts.
+        public static func request(
+            _ description: String = "a custom predicate",
+            _ predicate: @escaping @Sendable (BackendRequest) -> Bool
+        ) -> Match {
+            Match(matches: predicate, description: description)
+        }
+
+        /// Every request.
+        public static let any = Match(matches: { _ in true }, description: "any request")
+
+        /// Requests with the method and URL `endpoint` builds (its realm as it is when a request arrives).
+        public static func endpoint<Endpoint: SwiftyServiceProtocol>(_ endpoint: Endpoint) -> Match {
+            Match(
+                matches: { request in
+                    guard let expected = try? endpoint.urlRequest() else { return false }
+                    return expected.httpMethod == request.urlRequest.httpMethod
+                        && expected.url == request.urlRequest.url
+                }, description: "the endpoint \(endpoint)")
+        }
+
+        /// Requests whose URL path is `path` (e.g. `"/v1/user/info"`), with `method` if given.
+        public static func path(_ path: String, method: HTTPMethod? = nil) -> Match {
+            Match(
+                matches: { request in
+                    request.urlRequest.url?.path == path
+                        && (method.map { $0.rawValue == (request.urlRequest.httpMethod ?? "GET") } ?? true)
+                }, description: "\(method.map { "\($0) " } ?? "")\(path)")
+        }
+
+        /// CRUD requests of `crudMethod`, of any ``Service``.
+        public static func crud(_ crudMethod: CRUDMethod) -> Match {
+            Match(matches: { $0.crudMethod == crudMethod }, description: "CRUD .\(crudMethod)")
+        }
+    }
+}

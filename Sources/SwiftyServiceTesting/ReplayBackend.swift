@@ -1,0 +1,173 @@
+import Foundation
+import SwiftyService
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Answers from a cassette recorded by ``RecordingBackend``, with no network.
+///
+/// ```swift
+/// ServiceRealm.get("users").use(try ReplayBackend(cassette: cassetteURL))
+/// ```
+/// A request matches a recorded one with the same method and URL; query parameters may come in any
+/// order, and a recorded redacted value matches any value. With `matchingBody`, bodies must be equal too.
+/// Identical requests get the recorded answers in the order they were recorded, then the last again.
+/// An unmatched request fails with ``UnmatchedInteraction``, naming it and the closest recorded request —
+/// unless the mode is ``Mode/recordWhenMissing(_:)``, which sends it and adds it to the cassette.
+public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
+    /// What to do with a request the cassette does not hold.
+    public enum Mode: Sendable {
+        /// Fail it with ``UnmatchedInteraction``.
+        case replayOnly
+        /// Send it through this backend and record it in the cassette.
+        case recordWhenMissing(any NetworkBackend)
+    }
+
+    /// The cassette file.
+    public let file: URL
+    private let mode: Mode
+    private let matchingBody: Bool
+    private let redaction: Redaction
+    private let recorder: RecordingBackend?
+    private let lock = NSLock()
+    private var interactions: [Cassette.Interaction]
+    private var replayed: [Int]
+
+    /// Replays `file`. In ``Mode/replayOnly`` the file must exist; when recording, a missing file starts empty.
+    /// - Throws: ``CassetteError`` naming the file and what is wrong with it.
+    public init(
+        cassette file: URL, mode: Mode = .replayOnly, matchingBody: Bool = false,
+        redaction: Redaction = .default
+    ) throws {
+        self.file = file
+        self.mode = mode
+        self.matchingBody = matchingBody
+        self.redaction = redaction
+        let exists = FileManager.default.fileExists(atPath: file.path)
+        switch mode {
+        case .replayOnly:
+            interactions = try Cassette.load(from: file).interactions
+            recorder = nil
+        case let .recordWhenMissing(backend):
+            let recorder = try RecordingBackend(
+                recording: backend, to: file, redaction: redaction, appending: exists)
+            interactions = recorder.cassette.interactions
+            self.recorder = recorder
+        }
+        replayed = Array(repeating: 0, count: interactions.count)
+    }
+
+    /// Answers from the cassette, or per the mode when it holds no match.
+    public func send(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        let redaction = redaction.union(request.redaction)
+        let key = Key(request.urlRequest, redaction: redaction)
+        let body = request.urlRequest.httpBody ?? Data()
+        let found: Cassette.Interaction? = lock.withLock {
+            let candidates = interactions.indices.filter { index in
+                Key(interactions[index].request) == key
+                    && (!matchingBody || (interactions[index].request.body?.data ?? Data()) == body)
+            }
+            guard let chosen = candidates.first(where: { replayed[$0] == 0 }) ?? candidates.last else {
+                return nil
+            }
+            replayed[chosen] += 1
+            return interactions[chosen]
+        }
+        if let found {
+            completion(found.replay(for: request.urlRequest))
+            return .uncancellable
+        }
+        guard let recorder else {
+            completion(.failure(unmatched(request.urlRequest, key: key)))
+            return .uncancellable
+        }
+        return recorder.send(request) { [self] result in
+            if !RecordingBackend.isCancellation(result) {
+                lock.withLock {
+                    interactions.append(Cassette.Interaction(request, result, redaction: redaction))
+                    replayed.append(1)
+                }
+            }
+            completion(result)
+        }
+    }
+
+    private func unmatched(_ request: URLRequest, key: Key) -> UnmatchedInteraction {
+        let wanted = "\(key.method) \(key.url)"
+        let recorded = lock.withLock { interactions.map { "\($0.request.method) \($0.request.url)" } }
+        let closest = recorded.min { Self.distance($0, wanted) < Self.distance($1, wanted) }
+        return UnmatchedInteraction(request: wanted, closest: closest, file: file)
+    }
+
+    /// Levenshtein distance over UTF-8 bytes: enough to name the nearest recorded request.
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8.prefix(512))
+        let b = Array(b.utf8.prefix(512))
+        guard !a.isEmpty else { return b.count }
+        var previous = Array(0...b.count)
+        var current = previous
+        for i in 1...a.count {
+            current[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                current[j] = min(
+                    previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
+
+    /// Method and URL, with the query as a sorted list so that parameter order does not matter.
+    private struct Key: Equatable {
+        let method: String
+        let url: String
+        let location: String
+        let query: [String]
+
+        init(_ request: URLRequest, redaction: Redaction) {
+            let url = request.url.map { redaction.redacting($0).absoluteString } ?? ""
+            self.init(method: request.httpMethod ?? "GET", url: url)
+        }
+
+        init(_ recorded: Cassette.RecordedRequest) {
+            self.init(method: recorded.method, url: recorded.url)
+        }
+
+        private init(method: String, url: String) {
+            self.method = method
+            self.url = url
+            var rest = Substring(url)
+            if let hash = rest.firstIndex(of: "#") { rest = rest[..<hash] }
+            if let mark = rest.firstIndex(of: "?") {
+                location = String(rest[..<mark])
+                query = rest[rest.index(after: mark)...].split(separator: "&").map(String.init).sorted()
+            } else {
+                location = String(rest)
+                query = []
+            }
+        }
+
+        static func == (lhs: Key, rhs: Key) -> Bool {
+            lhs.method == rhs.method && lhs.location == rhs.location && lhs.query == rhs.query
+        }
+    }
+}
+
+/// A request the cassette holds no answer for.
+public struct UnmatchedInteraction: Error, CustomStringConvertible {
+    /// The request, as `METHOD URL` (secrets redacted).
+    public let request: String
+    /// The recorded request most like it, if the cassette holds any.
+    public let closest: String?
+    /// The cassette file.
+    public let file: URL
+
+    /// `no recorded interaction in cassette.json matches GET …; the closest is GET …`
+    public var description: String {
+        "no recorded interaction in \(file.lastPathComponent) matches \(request)"
+            + (closest.map { "; the closest is \($0)" } ?? "; the cassette is empty")
+    }
+}
