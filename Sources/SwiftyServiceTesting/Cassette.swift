@@ -28,7 +28,8 @@ public struct Cassette: Codable, Sendable, Equatable {
         public var error: RecordedError?
 
         /// An exchange: a request and its response, or its failure.
-        public init(request: RecordedRequest, response: RecordedResponse? = nil, error: RecordedError? = nil) {
+        public init(request: RecordedRequest, response: RecordedResponse? = nil, error: RecordedError? = nil)
+        {
             self.request = request
             self.response = response
             self.error = error
@@ -197,22 +198,26 @@ public struct CassetteError: Error, CustomStringConvertible, Equatable {
 
 extension Cassette.Interaction {
     /// The exchange, with the request's and the response's secrets redacted.
+    ///
+    /// The values of the request's secret headers and query parameters are also scrubbed from the bodies
+    /// and response headers: a server that echoes them (httpbin does) would otherwise store them.
     init(_ request: BackendRequest, _ result: Result<Response, any Error>, redaction: Redaction) {
         let urlRequest = request.urlRequest
+        let scrub = Scrubber(secrets: redaction.secretValues(in: urlRequest))
         self.request = Cassette.RecordedRequest(
             method: urlRequest.httpMethod ?? "GET",
             url: urlRequest.url.map { redaction.redacting($0).absoluteString } ?? "",
             headers: redaction.redacting(headers: urlRequest.allHTTPHeaderFields ?? [:]),
-            body: Cassette.Body(urlRequest.httpBody))
+            body: Cassette.Body(urlRequest.httpBody.map(scrub.data)))
         switch result {
         case let .success(response):
             var headers: [String: String] = [:]
             for case let (name as String, value as String) in response.response.allHeaderFields {
-                headers[name] = value
+                headers[name] = scrub.string(value)
             }
             self.response = Cassette.RecordedResponse(
                 status: response.statusCode, headers: redaction.redacting(headers: headers),
-                body: Cassette.Body(response.data))
+                body: Cassette.Body(scrub.data(response.data)))
             self.error = nil
         case let .failure(error):
             let nsError = error as NSError
@@ -243,4 +248,34 @@ extension Cassette.Interaction {
 public struct ReplayedFailure: Error, CustomStringConvertible {
     /// What the original failure said.
     public let description: String
+}
+
+/// Replaces every occurrence of the secret values sent with a request by the redaction placeholder.
+private struct Scrubber {
+    let secrets: [Data]
+    private let placeholder = Data(Redaction.headerPlaceholder.utf8)
+
+    init(secrets: [String]) {
+        // Longest first, so that a secret containing another is replaced whole.
+        self.secrets = secrets.filter { $0.utf8.count >= 4 }.sorted { $0.utf8.count > $1.utf8.count }
+            .map { Data($0.utf8) }
+    }
+
+    func data(_ data: Data) -> Data {
+        guard !secrets.isEmpty else { return data }
+        var result = data
+        for secret in secrets {
+            var searchStart = result.startIndex
+            while let range = result.range(of: secret, in: searchStart..<result.endIndex) {
+                result.replaceSubrange(range, with: placeholder)
+                searchStart = range.lowerBound + placeholder.count
+            }
+        }
+        return result
+    }
+
+    func string(_ string: String) -> String {
+        guard !secrets.isEmpty else { return string }
+        return String(decoding: data(Data(string.utf8)), as: UTF8.self)
+    }
 }

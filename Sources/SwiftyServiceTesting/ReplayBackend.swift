@@ -95,14 +95,23 @@ public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
         }
     }
 
+    /// The failure for a request the cassette lacks, naming the recorded request most like it: the same
+    /// method first, then the nearest path, then the most query parameters in common.
     private func unmatched(_ request: URLRequest, key: Key) -> UnmatchedInteraction {
-        let wanted = "\(key.method) \(key.url)"
-        let recorded = lock.withLock { interactions.map { "\($0.request.method) \($0.request.url)" } }
-        let closest = recorded.min { Self.distance($0, wanted) < Self.distance($1, wanted) }
-        return UnmatchedInteraction(request: wanted, closest: closest, file: file)
+        let recorded = lock.withLock { interactions.map { Key($0.request) } }
+        func unlikeness(_ other: Key) -> (Int, Int, Int) {
+            (
+                other.method == key.method ? 0 : 1, Self.distance(other.location, key.location),
+                Set(other.query).symmetricDifference(key.query).count
+            )
+        }
+        let closest = recorded.min { unlikeness($0) < unlikeness($1) }
+        return UnmatchedInteraction(
+            request: "\(key.method) \(key.url)", closest: closest.map { "\($0.method) \($0.url)" }, file: file
+        )
     }
 
-    /// Levenshtein distance over UTF-8 bytes: enough to name the nearest recorded request.
+    /// Levenshtein distance over UTF-8 bytes.
     private static func distance(_ a: String, _ b: String) -> Int {
         let a = Array(a.utf8.prefix(512))
         let b = Array(b.utf8.prefix(512))

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Which parts of a request are secret, so that logs and recorded cassettes never hold them.
 ///
 /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` are always secret; a realm declares
@@ -71,5 +75,26 @@ public struct Redaction: Sendable, Hashable {
         let string = url.absoluteString
         guard let range = string.range(of: "?" + query) else { return url }
         return URL(string: string.replacingCharacters(in: range, with: "?" + redacted)) ?? url
+    }
+
+    /// The values of `request`'s secret headers and query parameters (raw and percent-decoded), so that
+    /// they can be scrubbed wherever else they show up — in a body a server echoes, for instance.
+    public func secretValues(in request: URLRequest) -> [String] {
+        var values: [String] = []
+        for (name, value) in request.allHTTPHeaderFields ?? [:] where isSecret(header: name) {
+            values.append(value)
+        }
+        if !queryKeys.isEmpty, let url = request.url,
+            let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQueryItems
+        {
+            for item in items {
+                guard let value = item.value,
+                    isSecret(queryKey: item.name.removingPercentEncoding ?? item.name)
+                else { continue }
+                values.append(value)
+                if let decoded = value.removingPercentEncoding, decoded != value { values.append(decoded) }
+            }
+        }
+        return values.filter { !$0.isEmpty }
     }
 }

@@ -163,17 +163,32 @@ func temporaryCassette(_ name: String = #function) -> URL {
         let file = temporaryCassette()
         realm.use(try RecordingBackend(recording: StubBackend { _ in .init(data: Data(repeating: 65, count: 4_096)) }, to: file))
         _ = try await TestEndpoint(realm, "0").request()
-        let reader = Task.detached {
-            var reads = 0
-            while !Task.isCancelled {
-                _ = try Cassette.load(from: file)
-                reads += 1
+        // The reader runs on a thread of its own, reading the file over and over while it is rewritten; a
+        // file written in place would sooner or later be read half-written.
+        let reads = CallbackRecorder<Result<Int, CassetteError>>()
+        let stop = CallbackRecorder<Bool>()
+        Thread.detachNewThread {
+            var count = 0
+            while stop.calls.isEmpty {
+                do {
+                    _ = try Cassette.load(from: file)
+                    count += 1
+                } catch let error as CassetteError {
+                    reads.record(.failure(error))
+                    return
+                } catch {}
             }
-            return reads
+            reads.record(.success(count))
         }
-        for index in 1..<150 { _ = try await TestEndpoint(realm, "\(index)").request() }
-        reader.cancel()
-        #expect(try await reader.value > 0)
+        var written = 1
+        while written < 150 {
+            _ = try await TestEndpoint(realm, "\(written)").request()
+            written += 1
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        stop.record(true)
+        let outcome = try await reads.first()
+        #expect(try outcome.get() > 0)
         #expect(try Cassette.load(from: file).interactions.count == 150)
     }
 }
