@@ -68,3 +68,26 @@ final class QueueMarker: @unchecked Sendable {
     /// Whether the caller runs on ``queue``.
     var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == token }
 }
+
+/// Wraps a backend and records what the wrapped backend itself answered, after SwiftyService has
+/// stopped listening too: shows whether a cancellation really reached the transfer.
+final class AnswerSpyBackend: NetworkBackend, @unchecked Sendable {
+    private let inner: any NetworkBackend
+    private let recorder = CallbackRecorder<Result<Int, any Error>>()
+
+    init(_ inner: any NetworkBackend) { self.inner = inner }
+
+    /// The wrapped backend's first answer: the status code, or its error.
+    func answer(within timeout: TimeInterval) async throws -> Result<Int, any Error> {
+        try await recorder.first(within: timeout)
+    }
+
+    func send(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        inner.send(request) { [recorder] result in
+            recorder.record(result.map(\.statusCode))
+            completion(result)
+        }
+    }
+}
