@@ -156,39 +156,43 @@ struct LegacyBackendRealServerTests {
 
     @Test("Cancelling a handle through LegacyBackend delivers .cancelled once, promptly")
     func legacyBackendCancellation() async throws {
-        // httpbin /delay/5: only the cancellation can end the request within 5 s.
-        let realm = try HTTPBin.realm(backend: LegacyBackend(client: LegacyHTTPClient()))
-        let recorder = CallbackRecorder<Result<Response, ServiceError>>()
-        let handle = TestEndpoint(realm, "delay/5").request { recorder.record($0) }
-        try await Task.sleep(for: .milliseconds(100))
+        try await measuringPromptness {
+            // httpbin /delay/5: only the cancellation can end the request within 5 s.
+            let realm = try HTTPBin.realm(backend: LegacyBackend(client: LegacyHTTPClient()))
+            let recorder = CallbackRecorder<Result<Response, ServiceError>>()
+            let handle = TestEndpoint(realm, "delay/5").request { recorder.record($0) }
+            try await Task.sleep(for: .milliseconds(100))
 
-        let start = ContinuousClock.now
-        handle.cancel()
-        let result = try await recorder.first(within: 1)
+            let start = ContinuousClock.now
+            handle.cancel()
+            let result = try await recorder.first(within: 1)
 
-        #expect(seconds(since: start) < 1)
-        #expect(result.serviceError?.caseName == "cancelled")
-        #expect(try await recorder.count(after: 0.5) == 1)
+            #expect(seconds(since: start) < 1)
+            #expect(result.serviceError?.caseName == "cancelled")
+            #expect(try await recorder.count(after: 0.5) == 1)
+        }
     }
 
     @Test("Cancelling a LegacyServiceProtocol request calls the failure block once, naming the cancellation")
     func legacyEndpointCancellation() async throws {
-        // httpbin /delay/5: only the cancellation can end the request within 5 s.
-        let realm = try HTTPBin.realm(backend: LegacyBackend(client: LegacyHTTPClient()))
-        let recorder = CallbackRecorder<LegacyOutcome>()
-        let handle = LegacyUserService.slow(realm).request(completion: LegacyOutcome.record(into: recorder))
-        try await Task.sleep(for: .milliseconds(100))
+        try await measuringPromptness {
+            // httpbin /delay/5: only the cancellation can end the request within 5 s.
+            let realm = try HTTPBin.realm(backend: LegacyBackend(client: LegacyHTTPClient()))
+            let recorder = CallbackRecorder<LegacyOutcome>()
+            let handle = LegacyUserService.slow(realm).request(completion: LegacyOutcome.record(into: recorder))
+            try await Task.sleep(for: .milliseconds(100))
 
-        let start = ContinuousClock.now
-        handle.cancel()
-        guard case let .failure(_, _, description) = try await recorder.first(within: 1) else {
-            Issue.record("the success block was called: \(recorder.calls)")
-            return
+            let start = ContinuousClock.now
+            handle.cancel()
+            guard case let .failure(_, _, description) = try await recorder.first(within: 1) else {
+                Issue.record("the success block was called: \(recorder.calls)")
+                return
+            }
+            #expect(seconds(since: start) < 1)
+            #expect(description.contains("cancelled"))
+            #expect(description.contains(try httpbinURL("delay/5")))
+            #expect(try await recorder.count(after: 0.5) == 1)
         }
-        #expect(seconds(since: start) < 1)
-        #expect(description.contains("cancelled"))
-        #expect(description.contains(try httpbinURL("delay/5")))
-        #expect(try await recorder.count(after: 0.5) == 1)
     }
 
     @Test("ModernClientBackend sends a GET through the async client")
@@ -220,17 +224,19 @@ struct LegacyBackendRealServerTests {
 
     @Test("Cancelling the awaiting task through ModernClientBackend throws .cancelled promptly")
     func modernClientTaskCancellation() async throws {
-        // httpbin /delay/5: only the cancellation can end the request within 5 s.
-        let realm = try HTTPBin.realm(backend: ModernClientBackend(client: ModernHTTPClient()))
-        let task = Task { try await TestEndpoint(realm, "delay/5").request() }
-        try await Task.sleep(for: .milliseconds(100))
+        try await measuringPromptness {
+            // httpbin /delay/5: only the cancellation can end the request within 5 s.
+            let realm = try HTTPBin.realm(backend: ModernClientBackend(client: ModernHTTPClient()))
+            let task = Task { try await TestEndpoint(realm, "delay/5").request() }
+            try await Task.sleep(for: .milliseconds(100))
 
-        let start = ContinuousClock.now
-        task.cancel()
-        let result = await task.result
+            let start = ContinuousClock.now
+            task.cancel()
+            let result = await task.result
 
-        #expect(seconds(since: start) < 1)
-        #expect(result.serviceError?.caseName == "cancelled")
+            #expect(seconds(since: start) < 1)
+            #expect(result.serviceError?.caseName == "cancelled")
+        }
     }
 }
 
@@ -252,18 +258,20 @@ struct BackendCancellationRealServerTests {
     @Test("Cancelling a handle stops the backend's transfer: it ends with URLError.cancelled, not the late answer",
           arguments: BackendKind.allCases)
     func cancellationReachesTheTransfer(_ kind: BackendKind) async throws {
-        // httpbin /delay/5: the backend can only finish within 2 s if its transfer was cancelled.
-        let spy = AnswerSpyBackend(kind.make())
-        let realm = try HTTPBin.realm(backend: spy)
-        let recorder = CallbackRecorder<Result<Response, ServiceError>>()
-        let handle = TestEndpoint(realm, "delay/5").request { recorder.record($0) }
-        try await Task.sleep(for: .milliseconds(100))
-        handle.cancel()
+        try await measuringPromptness {
+            // httpbin /delay/5: the backend can only finish within 2 s if its transfer was cancelled.
+            let spy = AnswerSpyBackend(kind.make())
+            let realm = try HTTPBin.realm(backend: spy)
+            let recorder = CallbackRecorder<Result<Response, ServiceError>>()
+            let handle = TestEndpoint(realm, "delay/5").request { recorder.record($0) }
+            try await Task.sleep(for: .milliseconds(100))
+            handle.cancel()
 
-        #expect(try await recorder.first(within: 1).serviceError?.caseName == "cancelled")
-        let answer = try await spy.answer(within: 2)
-        let error = answer.failure.map { $0 as NSError }
-        let cancelled = error?.domain == NSURLErrorDomain && error?.code == NSURLErrorCancelled
-        #expect(cancelled || answer.failure is CancellationError, "the backend answered \(answer)")
+            #expect(try await recorder.first(within: 1).serviceError?.caseName == "cancelled")
+            let answer = try await spy.answer(within: 2)
+            let error = answer.failure.map { $0 as NSError }
+            let cancelled = error?.domain == NSURLErrorDomain && error?.code == NSURLErrorCancelled
+            #expect(cancelled || answer.failure is CancellationError, "the backend answered \(answer)")
+        }
     }
 }

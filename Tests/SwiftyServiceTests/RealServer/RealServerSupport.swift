@@ -91,3 +91,75 @@ final class AnswerSpyBackend: NetworkBackend, @unchecked Sendable {
         }
     }
 }
+
+/// Keeps the load test and the tests that measure promptness from overlapping.
+///
+/// Hundreds of requests in flight block Swift's cooperative thread pool (2 threads on a 2-core machine):
+/// URLSession's `dataTask`/`resume` on Linux wait for the session's busy internal queue, so every other
+/// task in the process resumes up to a second late. A "cancelled within 1 s" check running beside the load
+/// test would then fail for reasons of its own. Timing tests may run together; the load test runs alone.
+actor LoadGate {
+    static let shared = LoadGate()
+
+    private var timingTests = 0
+    private var loadRunning = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    /// Enters as a timing test: waits while the load test runs (other timing tests may run together).
+    func timing() async {
+        while loadRunning { await suspend() }
+        timingTests += 1
+    }
+
+    /// Enters as the load test: waits until no timing test and no other load test runs.
+    func load() async {
+        while loadRunning || timingTests > 0 { await suspend() }
+        loadRunning = true
+    }
+
+    func endTiming() {
+        timingTests -= 1
+        resumeAll()
+    }
+
+    func endLoad() {
+        loadRunning = false
+        resumeAll()
+    }
+
+    private func suspend() async {
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    private func resumeAll() {
+        let resumed = waiting
+        waiting = []
+        for continuation in resumed { continuation.resume() }
+    }
+}
+
+/// Runs a test body that measures promptness, never beside the load test (see ``LoadGate``).
+func measuringPromptness<T>(_ body: () async throws -> T) async throws -> T {
+    await LoadGate.shared.timing()
+    do {
+        let result = try await body()
+        await LoadGate.shared.endTiming()
+        return result
+    } catch {
+        await LoadGate.shared.endTiming()
+        throw error
+    }
+}
+
+/// Runs the load test's body alone, with no promptness test beside it (see ``LoadGate``).
+func underLoad<T>(_ body: () async throws -> T) async throws -> T {
+    await LoadGate.shared.load()
+    do {
+        let result = try await body()
+        await LoadGate.shared.endLoad()
+        return result
+    } catch {
+        await LoadGate.shared.endLoad()
+        throw error
+    }
+}
