@@ -44,7 +44,9 @@ struct EndpointRealServerTests {
 
     // MARK: Parameters and bodies
 
-    @Test("GET parameters arrive in the query string: escaped per RFC 3986, bools numeric, arrays bracketed, keys sorted")
+    @Test(
+        "GET parameters arrive in the query string: escaped per RFC 3986, bools numeric, arrays bracketed, keys sorted"
+    )
     func getQueryParameters() async throws {
         // httpbin /anything: echoes `args`; X-Raw-Request-URI shows the query exactly as sent.
         let realm = try HTTPBin.realm()
@@ -169,7 +171,8 @@ struct EndpointRealServerTests {
     func dataBodyDefaultContentType() async throws {
         // httpbin /anything: echoes the body in `data` and the Content-Type header.
         let realm = try HTTPBin.realm()
-        let endpoint = TestEndpoint(realm, "anything/blob", method: .post, body: .data(Data("raw bytes".utf8)))
+        let endpoint = TestEndpoint(
+            realm, "anything/blob", method: .post, body: .data(Data("raw bytes".utf8)))
 
         let echo = try await endpoint.request().echo()
 
@@ -177,7 +180,9 @@ struct EndpointRealServerTests {
         #expect(echo.data == "raw bytes")
     }
 
-    @Test("An endpoint enum's cases send their path, method and parameters; urlRequest() is what the server saw")
+    @Test(
+        "An endpoint enum's cases send their path, method and parameters; urlRequest() is what the server saw"
+    )
     func endpointEnum() async throws {
         // httpbin /anything/user/info and /anything/user/follow: echo method, URL, args and JSON body.
         let realm = try HTTPBin.realm()
@@ -198,7 +203,8 @@ struct EndpointRealServerTests {
 
     // MARK: Headers
 
-    @Test("Header layers: realm global < realm per-CRUD < endpoint < one-off override, names case-insensitive")
+    @Test(
+        "Header layers: realm global < realm per-CRUD < endpoint < one-off override, names case-insensitive")
     func headerPrecedence() async throws {
         // httpbin /anything: echoes the request headers (duplicates would show joined with commas).
         let realm = try HTTPBin.realm()
@@ -230,7 +236,8 @@ struct EndpointRealServerTests {
         #expect(endpoint.header("X-Retrieve-Only") == "r")
 
         // A one-off override wins over everything, for that request only.
-        let overridden = try await withEndpointHeader
+        let overridden =
+            try await withEndpointHeader
             .override { configuration in configuration.addHeader("X-LAYER", withValue: "override") }
             .request().echo()
         #expect(overridden.header("X-Layer") == "override")
@@ -240,7 +247,8 @@ struct EndpointRealServerTests {
         #expect(afterOverride.header("X-Layer") == "endpoint")
     }
 
-    @Test("With .update mapped to PATCH, a PATCH endpoint gets the .update headers and a PUT endpoint does not")
+    @Test(
+        "With .update mapped to PATCH, a PATCH endpoint gets the .update headers and a PUT endpoint does not")
     func perCRUDHeadersFollowTheMap() async throws {
         // httpbin /anything: echoes method and headers.
         let realm = try HTTPBin.realm()
@@ -258,7 +266,8 @@ struct EndpointRealServerTests {
 
     // MARK: Statuses and decoding
 
-    @Test("404 and 500 fail with .unacceptableStatusCode carrying the server's response", arguments: [404, 500])
+    @Test(
+        "404 and 500 fail with .unacceptableStatusCode carrying the server's response", arguments: [404, 500])
     func unacceptableStatus(_ status: Int) async throws {
         // httpbin /status/N: answers with status N.
         let realm = try HTTPBin.realm()
@@ -410,7 +419,9 @@ struct EndpointRealServerTests {
         let echo = try await endpoint.request().echo()
 
         #expect(echo.url == "http://localhost:\(port)/anything/elsewhere")
-        #expect(echo.header("Authorization") == nil, "forwarded to another host: \(echo.header("Authorization") ?? "")")
+        #expect(
+            echo.header("Authorization") == nil,
+            "forwarded to another host: \(echo.header("Authorization") ?? "")")
     }
 
     // MARK: Error descriptions
@@ -430,7 +441,8 @@ struct EndpointRealServerTests {
         case .invalidRequest:
             method = .post
             url = try httpbinURL("anything/bad-header")
-            let endpoint = TestEndpoint(realm, "anything/bad-header", method: .post, headers: ["X-Bad": "a\r\nb"])
+            let endpoint = TestEndpoint(
+                realm, "anything/bad-header", method: .post, headers: ["X-Bad": "a\r\nb"])
             error = try await #require(throws: ServiceError.self) { try await endpoint.request() }
         case .transport:
             method = .get
@@ -474,7 +486,9 @@ struct EndpointRealServerTests {
 
     // MARK: Concurrency and callback queues
 
-    @Test("500 concurrent requests while the realm's headers keep changing all succeed and never see a torn pair")
+    @Test(
+        "500 concurrent requests while the realm's headers keep changing all succeed and never see a torn pair"
+    )
     func concurrentRequestsWhileTheRealmChanges() async throws {
         try await underLoad {
             // httpbin /anything: echoes the headers each request carried.

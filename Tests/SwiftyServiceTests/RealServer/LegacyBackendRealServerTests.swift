@@ -62,7 +62,8 @@ enum LegacyOutcome: Sendable {
                         header: (echo?["headers"] as? [String: String])?["X-Client"]))
             },
             failure: { error in
-                recorder.record(.failure(domain: error.domain, code: error.code, description: error.localizedDescription))
+                recorder.record(
+                    .failure(domain: error.domain, code: error.code, description: error.localizedDescription))
             })
     }
 }
@@ -136,7 +137,9 @@ struct LegacyBackendRealServerTests {
         #expect(follow.calls.count == 1)
     }
 
-    @Test("A LegacyServiceProtocol endpoint's failure block gets a 404 as an NSError naming the request, exactly once")
+    @Test(
+        "A LegacyServiceProtocol endpoint's failure block gets a 404 as an NSError naming the request, exactly once"
+    )
     func legacyEndpointFailureBlock() async throws {
         // httpbin /status/404: answers 404.
         let realm = try HTTPBin.realm(backend: LegacyBackend(client: LegacyHTTPClient()))
@@ -179,7 +182,8 @@ struct LegacyBackendRealServerTests {
             // httpbin /delay/5: only the cancellation can end the request within 5 s.
             let realm = try HTTPBin.realm(backend: LegacyBackend(client: LegacyHTTPClient()))
             let recorder = CallbackRecorder<LegacyOutcome>()
-            let handle = LegacyUserService.slow(realm).request(completion: LegacyOutcome.record(into: recorder))
+            let handle = LegacyUserService.slow(realm).request(
+                completion: LegacyOutcome.record(into: recorder))
             try await Task.sleep(for: .milliseconds(100))
 
             let start = ContinuousClock.now
@@ -255,8 +259,9 @@ enum BackendKind: String, CaseIterable, Sendable {
 
 @Suite("Cancellation reaches the backend's transfer", .timeLimit(.minutes(1)))
 struct BackendCancellationRealServerTests {
-    @Test("Cancelling a handle stops the backend's transfer: it ends with URLError.cancelled, not the late answer",
-          arguments: BackendKind.allCases)
+    @Test(
+        "Cancelling a handle stops the backend's transfer: it ends with URLError.cancelled, not the late answer",
+        arguments: BackendKind.allCases)
     func cancellationReachesTheTransfer(_ kind: BackendKind) async throws {
         try await measuringPromptness {
             // httpbin /delay/5: the backend can only finish within 2 s if its transfer was cancelled.

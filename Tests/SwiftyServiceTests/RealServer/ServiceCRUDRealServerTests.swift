@@ -13,7 +13,9 @@ struct CRUDUser: Codable, Equatable, Sendable {
     let admin: Bool
 
     static let ada = CRUDUser(name: "Ada Lovelace", age: 36, admin: true)
-    static let adaJSON = JSONValue.object(["name": .string("Ada Lovelace"), "age": .number(36), "admin": .bool(true)])
+    static let adaJSON = JSONValue.object([
+        "name": .string("Ada Lovelace"), "age": .number(36), "admin": .bool(true),
+    ])
 }
 
 /// A `Service` on httpbin's `/anything/users` (which echoes every request), registered in a realm of its own.
@@ -41,35 +43,46 @@ struct CRUDCall: Sendable, CustomTestStringConvertible {
 
     static let all: [CRUDCall] = [
         CRUDCall(
-            testDescription: "create(Data)", call: { $0.create(Data("raw user".utf8)) }, method: "POST", target: "",
+            testDescription: "create(Data)", call: { $0.create(Data("raw user".utf8)) }, method: "POST",
+            target: "",
             args: [:], contentType: "application/octet-stream", data: "raw user", json: nil),
         CRUDCall(
-            testDescription: "create(Encodable)", call: { $0.create(CRUDUser.ada) }, method: "POST", target: "",
-            args: [:], contentType: "application/json", data: #"{"name":"Ada Lovelace","age":36,"admin":true}"#,
+            testDescription: "create(Encodable)", call: { $0.create(CRUDUser.ada) }, method: "POST",
+            target: "",
+            args: [:], contentType: "application/json",
+            data: #"{"name":"Ada Lovelace","age":36,"admin":true}"#,
             json: CRUDUser.adaJSON),
         CRUDCall(
             testDescription: "retrieve()", call: { $0.retrieve() }, method: "GET", target: "", args: [:],
             contentType: nil, data: "", json: nil),
         CRUDCall(
-            testDescription: "retrieve(\"1\")", call: { $0.retrieve("1") }, method: "GET", target: "/1", args: [:],
+            testDescription: "retrieve(\"1\")", call: { $0.retrieve("1") }, method: "GET", target: "/1",
+            args: [:],
             contentType: nil, data: "", json: nil),
         CRUDCall(
-            testDescription: "retrieve(query:)", call: { $0.retrieve(query: ["page": 2, "q": "a b"]) }, method: "GET",
-            target: "?page=2&q=a%20b", args: ["page": .one("2"), "q": .one("a b")], contentType: nil, data: "",
+            testDescription: "retrieve(query:)", call: { $0.retrieve(query: ["page": 2, "q": "a b"]) },
+            method: "GET",
+            target: "?page=2&q=a%20b", args: ["page": .one("2"), "q": .one("a b")], contentType: nil,
+            data: "",
             json: nil),
         CRUDCall(
-            testDescription: "retrieve(\"1\", query:)", call: { $0.retrieve("1", query: ["fields": ["id", "name"]]) },
-            method: "GET", target: "/1?fields%5B%5D=id&fields%5B%5D=name", args: ["fields[]": .many(["id", "name"])],
+            testDescription: "retrieve(\"1\", query:)",
+            call: { $0.retrieve("1", query: ["fields": ["id", "name"]]) },
+            method: "GET", target: "/1?fields%5B%5D=id&fields%5B%5D=name",
+            args: ["fields[]": .many(["id", "name"])],
             contentType: nil, data: "", json: nil),
         CRUDCall(
-            testDescription: "update(\"1\", Data)", call: { $0.update("1", Data("new bytes".utf8)) }, method: "PUT",
+            testDescription: "update(\"1\", Data)", call: { $0.update("1", Data("new bytes".utf8)) },
+            method: "PUT",
             target: "/1", args: [:], contentType: "application/octet-stream", data: "new bytes", json: nil),
         CRUDCall(
-            testDescription: "update(\"1\", Encodable)", call: { $0.update("1", CRUDUser.ada) }, method: "PUT",
+            testDescription: "update(\"1\", Encodable)", call: { $0.update("1", CRUDUser.ada) },
+            method: "PUT",
             target: "/1", args: [:], contentType: "application/json",
             data: #"{"name":"Ada Lovelace","age":36,"admin":true}"#, json: CRUDUser.adaJSON),
         CRUDCall(
-            testDescription: "destroy(\"1\")", call: { $0.destroy("1") }, method: "DELETE", target: "/1", args: [:],
+            testDescription: "destroy(\"1\")", call: { $0.destroy("1") }, method: "DELETE", target: "/1",
+            args: [:],
             contentType: nil, data: "", json: nil),
     ]
 }
@@ -132,7 +145,8 @@ struct ServiceCRUDRealServerTests {
     func baseURLQueryIsKept() async throws {
         // httpbin /anything/users/1: echoes `args`; X-Raw-Request-URI the target as sent.
         let realm = uniqueRealm("crud")
-        let service = Service(baseURL: try #require(URL(string: try httpbinURL("anything/users?api_key=k%201"))))
+        let service = Service(
+            baseURL: try #require(URL(string: try httpbinURL("anything/users?api_key=k%201"))))
         realm.register(service)
 
         let response = try await service.retrieve("1", query: ["page": 2]).value
@@ -182,7 +196,9 @@ struct ServiceCRUDRealServerTests {
         #expect(destroyed.header("X-Retrieve-Only") == nil)
     }
 
-    @Test("A realm's Content-Type wins over the default for Data and Encodable bodies; an override wins over it")
+    @Test(
+        "A realm's Content-Type wins over the default for Data and Encodable bodies; an override wins over it"
+    )
     func realmContentTypeWins() async throws {
         // httpbin /anything/users: echoes the Content-Type header and body.
         let (service, realm) = try usersService()
@@ -196,7 +212,8 @@ struct ServiceCRUDRealServerTests {
         #expect(encodable.header("Content-Type") == "application/vnd.users+json")
         #expect(encodable.json == CRUDUser.adaJSON)
 
-        let overridden = try await service
+        let overridden =
+            try await service
             .override { configuration in configuration.addHeader("Content-Type", withValue: "text/plain") }
             .update("1", Data("plain".utf8)).value.echo()
         #expect(overridden.header("Content-Type") == "text/plain")
@@ -206,7 +223,8 @@ struct ServiceCRUDRealServerTests {
     func overrideIsOneOff() async throws {
         // httpbin /anything/users: echoes the headers.
         let (service, _) = try usersService()
-        let overridden = try await service
+        let overridden =
+            try await service
             .override { configuration in configuration.addHeader("X-Once", withValue: "1") }
             .create(CRUDUser.ada).value.echo()
         #expect(overridden.header("X-Once") == "1")
@@ -225,7 +243,8 @@ struct ServiceCRUDRealServerTests {
                 group.addTask {
                     let promise =
                         index.isMultiple(of: 2)
-                        ? service.override { $0.addHeader("X-Override", withValue: "\(index)") }.retrieve("\(index)")
+                        ? service.override { $0.addHeader("X-Override", withValue: "\(index)") }.retrieve(
+                            "\(index)")
                         : service.retrieve("\(index)")
                     return (index, try await promise.value.echo())
                 }
@@ -239,7 +258,8 @@ struct ServiceCRUDRealServerTests {
         let base = try httpbinURL("anything/users")
         for (index, echo) in echoes {
             #expect(echo.url == "\(base)/\(index)")
-            #expect(echo.header("X-Override") == (index.isMultiple(of: 2) ? "\(index)" : nil), "call \(index)")
+            #expect(
+                echo.header("X-Override") == (index.isMultiple(of: 2) ? "\(index)" : nil), "call \(index)")
         }
     }
 
@@ -258,7 +278,8 @@ struct ServiceCRUDRealServerTests {
         #expect(raw.hasPrefix(prefix), "sent as \(raw)")
         let segment = String(raw.dropFirst(prefix.count))
         #expect(!segment.isEmpty)
-        #expect(!segment.contains("/") && !segment.contains("?") && !segment.contains("#"), "segment \(segment)")
+        #expect(
+            !segment.contains("/") && !segment.contains("?") && !segment.contains("#"), "segment \(segment)")
         #expect(segment != "." && segment != "..", "segment \(segment)")
         #expect(segment.removingPercentEncoding == id, "segment \(segment)")
 
