@@ -70,8 +70,11 @@ enum RequestBuilder {
             ? draft.path
             : PercentEncoding.encode(
                 draft.path.trimmingLeadingSlashes, keeping: PercentEncoding.isPathCharacter)
-        var urlString = base.map { $0.prefix } ?? ""
-        if !path.isEmpty {
+        var urlString: String
+        if path.isEmpty {
+            urlString = base?.exact ?? ""
+        } else {
+            urlString = base?.prefix ?? ""
             urlString += "/"
             urlString += path
         }
@@ -135,14 +138,14 @@ enum RequestBuilder {
             throw invalid(.unencodableParameter(key: problem.key, reason: problem.reason))
         }
 
-        if let reason = headers.firstInvalid() { throw invalid(reason) }
-        if let contentType, headers.value(for: "Content-Type") == nil {
-            headers.set("Content-Type", contentType)
-        }
-
         if let query, !query.isEmpty {
             urlString += "?"
             urlString += query
+        }
+
+        if let reason = headers.firstInvalid() { throw invalid(reason) }
+        if let contentType, headers.value(for: "Content-Type") == nil {
+            headers.set("Content-Type", contentType)
         }
         guard let url = URL(string: urlString) else {
             throw invalid(.malformedURL("'\(urlString)' is not a valid URL"))

@@ -132,7 +132,9 @@ public struct RealmConfiguration: Sendable {
 /// A base URL split once, when it is set, into what paths are appended to and the query they keep.
 struct BaseURL: Sendable {
     let url: URL
-    /// Everything before the query and fragment, without trailing slashes.
+    /// Everything before the query and fragment, as given: what a request with no path goes to.
+    let exact: String
+    /// The same without trailing slashes: what a path is appended to, after one `/`.
     let prefix: String
     /// The base URL's own percent-encoded query, kept in front of a request's parameters.
     let query: Substring?
@@ -150,6 +152,7 @@ struct BaseURL: Sendable {
         } else {
             self.query = nil
         }
+        exact = String(string)
         while string.hasSuffix("/") { string = string.dropLast() }
         prefix = String(string)
         problem = Self.problem(with: url)

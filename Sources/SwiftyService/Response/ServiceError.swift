@@ -58,6 +58,34 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         }
     }
 
+    /// A case without its payload, to compare or switch on: `#expect(error.kind == .timedOut)`.
+    public enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// ``ServiceError/invalidRequest(_:method:url:)``
+        case invalidRequest
+        /// ``ServiceError/transport(_:underlying:)``
+        case transport
+        /// ``ServiceError/timedOut(_:)``
+        case timedOut
+        /// ``ServiceError/cancelled(_:)``
+        case cancelled
+        /// ``ServiceError/unacceptableStatusCode(_:)``
+        case unacceptableStatusCode
+        /// ``ServiceError/decoding(_:underlying:)``
+        case decoding
+    }
+
+    /// Which case this is.
+    public var kind: Kind {
+        switch self {
+        case .invalidRequest: .invalidRequest
+        case .transport: .transport
+        case .timedOut: .timedOut
+        case .cancelled: .cancelled
+        case .unacceptableStatusCode: .unacceptableStatusCode
+        case .decoding: .decoding
+        }
+    }
+
     /// The response, where the server gave one.
     public var response: Response? {
         switch self {

@@ -274,7 +274,7 @@ struct EndpointRealServerTests {
         let error = try await #require(throws: ServiceError.self) {
             try await TestEndpoint(realm, "status/\(status)").request()
         }
-        #expect(error.caseName == "unacceptableStatusCode")
+        #expect(error.kind == .unacceptableStatusCode)
         let response = try #require(error.response)
         #expect(response.statusCode == status)
         #expect(response.response.url?.path == "/status/\(status)")
@@ -291,7 +291,7 @@ struct EndpointRealServerTests {
 
         let narrowed = TestEndpoint(realm, "status/200", validStatusCodes: [201])
         let error = try await #require(throws: ServiceError.self) { try await narrowed.request() }
-        #expect(error.caseName == "unacceptableStatusCode")
+        #expect(error.kind == .unacceptableStatusCode)
         #expect(error.response?.statusCode == 200)
     }
 
@@ -307,7 +307,7 @@ struct EndpointRealServerTests {
         let error = try await #require(throws: ServiceError.self) {
             try await TestEndpoint(realm, "html").request(as: Slideshow.self)
         }
-        #expect(error.caseName == "decoding")
+        #expect(error.kind == .decoding)
         let response = try #require(error.response)
         #expect(response.statusCode == 200)
         #expect(String(decoding: response.data, as: UTF8.self).contains("<html>"))
@@ -326,7 +326,7 @@ struct EndpointRealServerTests {
                 try await TestEndpoint(realm, "delay/3").request()
             }
             let elapsed = seconds(since: start)
-            #expect(error.caseName == "timedOut")
+            #expect(error.kind == .timedOut)
             #expect(elapsed < 2.5)
             #expect(elapsed > 0.8)
             #expect(error.request?.timeoutInterval == 1)
@@ -348,7 +348,7 @@ struct EndpointRealServerTests {
             let result = try await recorder.first(within: 1)
 
             #expect(seconds(since: start) < 1)
-            #expect(result.serviceError?.caseName == "cancelled")
+            #expect(result.serviceError?.kind == .cancelled)
             #expect(result.serviceError?.request?.url?.path == "/delay/5")
             #expect(handle.isCancelled)
             #expect(try await recorder.count(after: 0.5) == 1)
@@ -368,7 +368,7 @@ struct EndpointRealServerTests {
             let result = await task.result
 
             #expect(seconds(since: start) < 1)
-            #expect(result.serviceError?.caseName == "cancelled")
+            #expect(result.serviceError?.kind == .cancelled)
         }
     }
 
@@ -386,7 +386,7 @@ struct EndpointRealServerTests {
             let result = await task.result
 
             #expect(seconds(since: start) < 1)
-            #expect(result.serviceError?.caseName == "cancelled")
+            #expect(result.serviceError?.kind == .cancelled)
             #expect(spy.requests.isEmpty)
         }
     }
@@ -399,7 +399,7 @@ struct EndpointRealServerTests {
         let error = try await #require(throws: ServiceError.self) {
             try await TestEndpoint(realm, "anything/refused").request()
         }
-        #expect(error.caseName == "transport")
+        #expect(error.kind == .transport)
         #expect(error.description.contains("http://127.0.0.1:\(port)/anything/refused"))
         #expect(error.underlyingError != nil)
     }
@@ -478,7 +478,7 @@ struct EndpointRealServerTests {
                 try await TestEndpoint(realm, "html").request(as: Slideshow.self)
             }
         }
-        #expect(error.caseName == failure.rawValue)
+        #expect(error.kind.rawValue == failure.rawValue)
         #expect(error.description.contains(method.rawValue), "\(error.description)")
         #expect(error.description.contains(url), "\(error.description)")
         #expect(error.localizedDescription == error.description)
@@ -558,7 +558,7 @@ struct EndpointRealServerTests {
             }
             let (earlyOnQueue, earlyResult) = try await early.first(within: 5)
             #expect(earlyOnQueue)
-            #expect(earlyResult.serviceError?.caseName == "invalidRequest")
+            #expect(earlyResult.serviceError?.kind == .invalidRequest)
 
             let cancelled = CallbackRecorder<(Bool, Result<Response, ServiceError>)>()
             let handle = TestEndpoint(realm, "delay/5").request { cancelled.record((marker.isCurrent, $0)) }
@@ -566,7 +566,7 @@ struct EndpointRealServerTests {
             handle.cancel()
             let (cancelOnQueue, cancelResult) = try await cancelled.first(within: 1)
             #expect(cancelOnQueue)
-            #expect(cancelResult.serviceError?.caseName == "cancelled")
+            #expect(cancelResult.serviceError?.kind == .cancelled)
 
             #expect(try await success.count(after: 0.3) == 1)
             #expect(early.calls.count == 1)

@@ -171,7 +171,7 @@ struct LegacyBackendRealServerTests {
             let result = try await recorder.first(within: 1)
 
             #expect(seconds(since: start) < 1)
-            #expect(result.serviceError?.caseName == "cancelled")
+            #expect(result.serviceError?.kind == .cancelled)
             #expect(try await recorder.count(after: 0.5) == 1)
         }
     }
@@ -222,7 +222,7 @@ struct LegacyBackendRealServerTests {
         let error = try await #require(throws: ServiceError.self) {
             try await TestEndpoint(realm, "status/404").request()
         }
-        #expect(error.caseName == "unacceptableStatusCode")
+        #expect(error.kind == .unacceptableStatusCode)
         #expect(error.response?.statusCode == 404)
     }
 
@@ -239,7 +239,7 @@ struct LegacyBackendRealServerTests {
             let result = await task.result
 
             #expect(seconds(since: start) < 1)
-            #expect(result.serviceError?.caseName == "cancelled")
+            #expect(result.serviceError?.kind == .cancelled)
         }
     }
 }
@@ -272,7 +272,7 @@ struct BackendCancellationRealServerTests {
             try await Task.sleep(for: .milliseconds(100))
             handle.cancel()
 
-            #expect(try await recorder.first(within: 1).serviceError?.caseName == "cancelled")
+            #expect(try await recorder.first(within: 1).serviceError?.kind == .cancelled)
             let answer = try await spy.answer(within: 2)
             let error = answer.failure.map { $0 as NSError }
             let cancelled = error?.domain == NSURLErrorDomain && error?.code == NSURLErrorCancelled

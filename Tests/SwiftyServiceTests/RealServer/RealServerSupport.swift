@@ -17,20 +17,6 @@ extension Response {
     var rawRequestURI: String? { header("X-Raw-Request-URI") }
 }
 
-extension ServiceError {
-    /// The case's name, so that `#expect(error.caseName == "cancelled")` fails with a readable message.
-    var caseName: String {
-        switch self {
-        case .invalidRequest: "invalidRequest"
-        case .transport: "transport"
-        case .timedOut: "timedOut"
-        case .cancelled: "cancelled"
-        case .unacceptableStatusCode: "unacceptableStatusCode"
-        case .decoding: "decoding"
-        }
-    }
-}
-
 extension Result {
     /// The failure, or `nil` for a success.
     var failure: Failure? {

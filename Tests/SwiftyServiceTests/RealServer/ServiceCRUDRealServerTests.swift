@@ -298,10 +298,10 @@ struct ServiceCRUDRealServerTests {
 
         for promise in promises {
             let error = try await #require(throws: ServiceError.self) { try await promise.value }
-            #expect(error.caseName == "invalidRequest")
+            #expect(error.kind == .invalidRequest)
             let recorder = CallbackRecorder<ServiceResult>()
             promise.then { recorder.record($0) }
-            #expect(try await recorder.first(within: 1).error?.caseName == "invalidRequest")
+            #expect(try await recorder.first(within: 1).error?.kind == .invalidRequest)
         }
         #expect(spy.requests.isEmpty)
     }
@@ -368,15 +368,15 @@ struct ServiceCRUDRealServerTests {
             let start = ContinuousClock.now
             promise.cancel()
             let result = try await recorder.first(within: 1)
-            #expect(result.error?.caseName == "cancelled")
-            #expect(await waiting.result.serviceError?.caseName == "cancelled")
+            #expect(result.error?.kind == .cancelled)
+            #expect(await waiting.result.serviceError?.kind == .cancelled)
             let error = try await #require(throws: ServiceError.self) { try await promise.value }
-            #expect(error.caseName == "cancelled")
+            #expect(error.kind == .cancelled)
             #expect(seconds(since: start) < 1)
 
             let late = CallbackRecorder<ServiceResult>()
             promise.then { late.record($0) }
-            #expect(try await late.first(within: 1).error?.caseName == "cancelled")
+            #expect(try await late.first(within: 1).error?.kind == .cancelled)
             #expect(try await recorder.count(after: 0.5) == 1)
         }
     }
@@ -393,12 +393,12 @@ struct ServiceCRUDRealServerTests {
 
             let start = ContinuousClock.now
             waiting.cancel()
-            #expect(await waiting.result.serviceError?.caseName == "cancelled")
+            #expect(await waiting.result.serviceError?.kind == .cancelled)
             #expect(seconds(since: start) < 1)
             // The transfer itself was stopped: the backend answers with a cancellation, not the 5 s response.
             let answer = try await spy.answer(within: 2)
             #expect((answer.failure as? URLError)?.code == .cancelled, "the backend answered \(answer)")
-            #expect(promise.result?.error?.caseName == "cancelled")
+            #expect(promise.result?.error?.kind == .cancelled)
         }
     }
 
@@ -413,7 +413,7 @@ struct ServiceCRUDRealServerTests {
         try await Task.sleep(for: .milliseconds(100))
 
         waiting.cancel()
-        #expect(await waiting.result.serviceError?.caseName == "cancelled")
+        #expect(await waiting.result.serviceError?.kind == .cancelled)
         let result = try await recorder.first(within: 5)
         #expect(result.error == nil)
         #expect(result.response?.statusCode == 200)

@@ -64,6 +64,15 @@ import FoundationNetworking
         #expect(try TestEndpoint(realm, "x", method: .post).urlRequest().httpMethod == "POST")
     }
 
+    @Test func theDescriptionNamesTheWholeURLQueryIncluded() throws {
+        let endpoint = TestEndpoint(realm, "q", parameters: ["a": 1], headers: ["X-Bad": "1\n2"])
+        #expect {
+            try endpoint.urlRequest()
+        } throws: { error in
+            (error as? ServiceError)?.url == "https://api.example.com/v1/q?a=1"
+        }
+    }
+
     @Test func theDescriptionNamesTheHeaderButNeverRepeatsItsValue() throws {
         let endpoint = TestEndpoint(realm, "user/info", headers: ["Authorization": "Bearer secret\r\n"])
         do {

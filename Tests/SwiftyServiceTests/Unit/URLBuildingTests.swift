@@ -22,8 +22,11 @@ import FoundationNetworking
         #expect(try url("//user/info") == "https://api.example.com/v1/user/info")
     }
 
-    @Test func anEmptyPathIsTheBaseURLItself() throws {
+    @Test func anEmptyPathIsTheBaseURLItselfTrailingSlashIncluded() throws {
         #expect(try url("") == "https://api.example.com/v1")
+        realm.setBaseURL(URL(string: "https://api.example.com/v1/")!)
+        #expect(try url("") == "https://api.example.com/v1/")
+        #expect(try url("", ["a": 1]) == "https://api.example.com/v1/?a=1")
     }
 
     @Test func theBaseURLsOwnQueryIsKeptBeforeTheParameters() throws {
