@@ -27,7 +27,9 @@ struct RequestDraft {
     var body: RequestBody?
     var headers: HTTPHeaderDictionary?
     var sampleData = Data()
-    var validStatusCodes: StatusCodes = .successful
+    var validStatusCodes: StatusCodes = .realmDefault
+    var middleware: [any Middleware] = []
+    var errorBody: ErrorBody?
     var endpoint: (any SwiftyServiceProtocol)?
 }
 
@@ -37,6 +39,9 @@ struct PreparedRequest: Sendable {
     let backend: any NetworkBackend
     let callbackQueue: DispatchQueue?
     let validStatusCodes: StatusCodes
+    /// Realm's, endpoint's and override's middleware, outermost first; empty on the fast path.
+    let middleware: [any Middleware]
+    let errorBody: ErrorBody?
 
     var urlRequest: URLRequest { backendRequest.urlRequest }
 }
@@ -166,8 +171,26 @@ enum RequestBuilder {
                 redaction: override.map { realm.redaction.union($0.redaction) } ?? realm.redaction),
             backend: override?.backendOverride ?? realm.backend,
             callbackQueue: override?.callbackQueue ?? realm.callbackQueue,
-            validStatusCodes: draft.validStatusCodes
+            validStatusCodes: override?.validStatusCodes
+                ?? (draft.validStatusCodes.isInherited
+                    ? realm.validStatusCodes ?? .successful : draft.validStatusCodes),
+            middleware: middleware(realm: realm, draft: draft, override: override),
+            errorBody: override?.errorBody ?? draft.errorBody ?? realm.errorBody
         )
+    }
+
+    private static func middleware(
+        realm: RealmConfiguration, draft: RequestDraft, override: RealmConfiguration?
+    )
+        -> [any Middleware]
+    {
+        let coalescer = override?.coalescer ?? realm.coalescer
+        guard !draft.middleware.isEmpty || !(override?.middleware.isEmpty ?? true) || coalescer != nil else {
+            return realm.middleware
+        }
+        var chain = realm.middleware + draft.middleware + (override?.middleware ?? [])
+        if let coalescer { chain.append(coalescer) }
+        return chain
     }
 
     private static func appendQuery(

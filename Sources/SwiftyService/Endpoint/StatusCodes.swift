@@ -2,6 +2,8 @@
 /// `.successful`, `[200, 304]`, `StatusCodes(200..<400)`, `.successful.union([304])`.
 public struct StatusCodes: Sendable, Hashable, ExpressibleByArrayLiteral {
     private var ranges: [ClosedRange<Int>]
+    /// Set on an endpoint's default only: the realm's codes apply.
+    var isInherited = false
 
     /// The codes in `ranges`.
     public init(_ ranges: ClosedRange<Int>...) { self.ranges = ranges }
@@ -22,6 +24,12 @@ public struct StatusCodes: Sendable, Hashable, ExpressibleByArrayLiteral {
     public static let clientError = StatusCodes(400...499)
     /// `500...599`
     public static let serverError = StatusCodes(500...599)
+    /// What an endpoint that does not declare its codes gets: its realm's (200–299 unless the realm says).
+    public static let realmDefault: StatusCodes = {
+        var codes = StatusCodes.successful
+        codes.isInherited = true
+        return codes
+    }()
     /// Every status: nothing is refused for its status.
     public static let all = StatusCodes(0...Int.max)
 
@@ -33,6 +41,7 @@ public struct StatusCodes: Sendable, Hashable, ExpressibleByArrayLiteral {
     /// The codes in either set.
     public func union(_ other: StatusCodes) -> StatusCodes {
         var result = self
+        result.isInherited = false
         result.ranges += other.ranges
         return result
     }

@@ -45,8 +45,13 @@ public protocol SwiftyServiceProtocol: Sendable {
     var headers: HTTPHeaderDictionary? { get }
     /// What ``StubBackend`` answers for this endpoint; empty unless set.
     var sampleData: Data { get }
-    /// The statuses that count as success; others fail with ``ServiceError/unacceptableStatusCode(_:)``.
+    /// The statuses that count as success; others fail with
+    /// ``ServiceError/unacceptableStatusCode(_:errorBody:)``.
     var validStatusCodes: StatusCodes { get }
+    /// Middleware of this endpoint, inside the realm's: outermost first.
+    var middleware: [any Middleware] { get }
+    /// How bodies of unacceptable statuses are decoded; the realm's unless set.
+    var errorBody: ErrorBody? { get }
 
     /// Hands a result to a callback of this module's own shape.
     static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType)
@@ -67,8 +72,12 @@ extension SwiftyServiceProtocol {
     public var headers: HTTPHeaderDictionary? { nil }
     /// Empty.
     public var sampleData: Data { Data() }
-    /// `200..<300`.
-    public var validStatusCodes: StatusCodes { .successful }
+    /// The realm's: `200..<300` unless the realm sets others.
+    public var validStatusCodes: StatusCodes { .realmDefault }
+    /// None.
+    public var middleware: [any Middleware] { [] }
+    /// The realm's.
+    public var errorBody: ErrorBody? { nil }
 }
 
 extension SwiftyServiceProtocol

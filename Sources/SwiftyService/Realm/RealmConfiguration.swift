@@ -24,6 +24,12 @@ public struct RealmConfiguration: Sendable {
     public private(set) var callbackQueue: DispatchQueue?
     /// What logs and recordings must never show: the always-secret headers and those declared here.
     public private(set) var redaction = Redaction.default
+    /// The middleware requests pass through, outermost first.
+    public private(set) var middleware: [any Middleware] = []
+    /// The statuses that count as success for endpoints that do not say; `nil` is 200–299.
+    public private(set) var validStatusCodes: StatusCodes?
+    var errorBody: ErrorBody?
+    var coalescer: Coalescer?
 
     /// The timeout when none is set: URLSession's own default.
     public static let defaultTimeout: TimeInterval = 60
@@ -75,6 +81,27 @@ public struct RealmConfiguration: Sendable {
     /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
     public mutating func setCallbackQueue(_ queue: DispatchQueue?) {
         callbackQueue = queue
+    }
+
+    /// Adds a middleware after (inside) the ones already added.
+    public mutating func addMiddleware(_ middleware: some Middleware) {
+        self.middleware.append(middleware)
+    }
+
+    /// Sets the statuses that count as success for endpoints that do not declare their own.
+    public mutating func setValidStatusCodes(_ codes: StatusCodes) {
+        validStatusCodes = codes
+    }
+
+    /// Decodes the bodies of unacceptable statuses into ``ServiceError/unacceptableStatusCode(_:errorBody:)``.
+    public mutating func decodeErrorBodies(_ errorBody: ErrorBody) {
+        self.errorBody = errorBody
+    }
+
+    /// Lets identical GETs in flight at once (same URL and headers) share one request; each caller still
+    /// gets its own result and can cancel alone.
+    public mutating func coalesceIdenticalRequests(_ enabled: Bool = true) {
+        coalescer = enabled ? (coalescer ?? Coalescer()) : nil
     }
 
     /// Declares headers and query keys whose values logs and recordings must never show.

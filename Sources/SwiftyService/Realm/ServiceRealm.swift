@@ -100,6 +100,30 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
         configure { $0.setCallbackQueue(queue) }
     }
 
+    /// Adds a middleware after (inside) the ones already added: `.addMiddleware(.retry())`.
+    @discardableResult
+    public func addMiddleware(_ middleware: some Middleware) -> ServiceRealm {
+        configure { $0.addMiddleware(middleware) }
+    }
+
+    /// Sets the statuses that count as success for this realm's endpoints that do not declare their own.
+    @discardableResult
+    public func setValidStatusCodes(_ codes: StatusCodes) -> ServiceRealm {
+        configure { $0.setValidStatusCodes(codes) }
+    }
+
+    /// Decodes the bodies of unacceptable statuses, e.g. `.decodeErrorBodies(.json(APIError.self))`.
+    @discardableResult
+    public func decodeErrorBodies(_ errorBody: ErrorBody) -> ServiceRealm {
+        configure { $0.decodeErrorBodies(errorBody) }
+    }
+
+    /// Lets identical GETs in flight at once (same URL and headers) share one request.
+    @discardableResult
+    public func coalesceIdenticalRequests(_ enabled: Bool = true) -> ServiceRealm {
+        configure { $0.coalesceIdenticalRequests(enabled) }
+    }
+
     /// Declares headers and query keys whose values logs and recordings must never show, on top of
     /// `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie`.
     @discardableResult

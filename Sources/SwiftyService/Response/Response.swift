@@ -12,6 +12,8 @@ public struct Response: Sendable, CustomStringConvertible {
     public let response: HTTPURLResponse
     /// The response body; empty when there is none.
     public let data: Data
+    /// How many times the request was sent to get this response: more than 1 after retries.
+    public internal(set) var attempts = 1
 
     /// Creates a response; backends and tests make these.
     public init(request: URLRequest, response: HTTPURLResponse, data: Data) {

@@ -10,13 +10,15 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
     /// The request could not be built (bad URL, header, method or parameter); nothing was sent.
     case invalidRequest(InvalidRequestReason, method: HTTPMethod, url: String)
     /// The request failed on the way: connection refused or reset, DNS, TLS, a backend's own failure…
-    case transport(URLRequest, underlying: any Error)
+    /// `attempts` counts the times it was sent (more than 1 after retries).
+    case transport(URLRequest, underlying: any Error, attempts: Int = 1)
     /// No answer within the request's timeout.
-    case timedOut(URLRequest)
+    case timedOut(URLRequest, attempts: Int = 1)
     /// Cancelled through its handle or its task.
-    case cancelled(URLRequest)
-    /// The server answered with a status the endpoint does not accept.
-    case unacceptableStatusCode(Response)
+    case cancelled(URLRequest, attempts: Int = 1)
+    /// The server answered with a status the endpoint does not accept; `errorBody` is the body decoded as
+    /// the endpoint's or realm's declared error type, when one is declared and it decodes.
+    case unacceptableStatusCode(Response, errorBody: (any Sendable)? = nil)
     /// The body could not be decoded into what was asked for.
     case decoding(Response, underlying: any Error)
 
@@ -89,7 +91,7 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
     /// The response, where the server gave one.
     public var response: Response? {
         switch self {
-        case let .unacceptableStatusCode(response), let .decoding(response, _): response
+        case let .unacceptableStatusCode(response, _), let .decoding(response, _): response
         default: nil
         }
     }
@@ -98,17 +100,32 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
     public var request: URLRequest? {
         switch self {
         case .invalidRequest: nil
-        case let .transport(request, _), let .timedOut(request), let .cancelled(request): request
-        case let .unacceptableStatusCode(response), let .decoding(response, _): response.request
+        case let .transport(request, _, _), let .timedOut(request, _), let .cancelled(request, _): request
+        case let .unacceptableStatusCode(response, _), let .decoding(response, _): response.request
         }
     }
 
     /// The error underneath, from the backend or the decoder.
     public var underlyingError: (any Error)? {
         switch self {
-        case let .transport(_, error), let .decoding(_, error): error
+        case let .transport(_, error, _), let .decoding(_, error): error
         default: nil
         }
+    }
+
+    /// How many times the request was sent: 0 if it could not be built, more than 1 after retries.
+    public var attempts: Int {
+        switch self {
+        case .invalidRequest: 0
+        case let .transport(_, _, attempts), let .timedOut(_, attempts), let .cancelled(_, attempts): attempts
+        case let .unacceptableStatusCode(response, _), let .decoding(response, _): response.attempts
+        }
+    }
+
+    /// The decoded error body of an unacceptable status, if it is a `T`: `error.errorBody(as: APIError.self)`.
+    public func errorBody<T>(as type: T.Type) -> T? {
+        if case let .unacceptableStatusCode(_, body) = self { return body as? T }
+        return nil
     }
 
     /// The method of the request.
@@ -127,9 +144,10 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         }
     }
 
-    /// `GET https://api.example.com/v1/user/info?uid=42: timed out after 60 s`
+    /// `GET https://api.example.com/v1/user/info?uid=42: timed out after 60 s`, with `(3 attempts)`
+    /// after retries.
     public var description: String {
-        "\(method) \(url): \(cause)"
+        "\(method) \(url): \(cause)" + (attempts > 1 ? " (\(attempts) attempts)" : "")
     }
 
     /// The same as ``description``.
@@ -139,13 +157,13 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         switch self {
         case let .invalidRequest(reason, _, _):
             "invalid request, nothing was sent: \(reason)"
-        case let .transport(_, error):
+        case let .transport(_, error, _):
             "transport failed: \(Self.describe(error))"
-        case let .timedOut(request):
+        case let .timedOut(request, _):
             "timed out after \(Self.seconds(request.timeoutInterval))"
         case .cancelled:
             "cancelled"
-        case let .unacceptableStatusCode(response):
+        case let .unacceptableStatusCode(response, _):
             "unacceptable status \(response.statusCode) (\(HTTPURLResponse.localizedString(forStatusCode: response.statusCode)), \(response.data.count) bytes)"
         case let .decoding(response, error):
             "status \(response.statusCode), but the body could not be decoded: \(Self.describe(error))"
@@ -186,25 +204,25 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
 }
 
 extension ServiceError {
-    /// Turns whatever a backend reported into the case it means.
-    init(_ error: any Error, request: URLRequest) {
+    /// Turns whatever a backend or middleware reported into the case it means.
+    init(_ error: any Error, request: URLRequest, attempts: Int = 1) {
         if let error = error as? ServiceError {
             self = error
             return
         }
         if error is CancellationError {
-            self = .cancelled(request)
+            self = .cancelled(request, attempts: attempts)
             return
         }
         let nsError = error as NSError
         if nsError.domain == NSURLErrorDomain {
             switch nsError.code {
-            case URLError.timedOut.rawValue: self = .timedOut(request)
-            case URLError.cancelled.rawValue: self = .cancelled(request)
-            default: self = .transport(request, underlying: error)
+            case URLError.timedOut.rawValue: self = .timedOut(request, attempts: attempts)
+            case URLError.cancelled.rawValue: self = .cancelled(request, attempts: attempts)
+            default: self = .transport(request, underlying: error, attempts: attempts)
             }
             return
         }
-        self = .transport(request, underlying: error)
+        self = .transport(request, underlying: error, attempts: attempts)
     }
 }

@@ -16,12 +16,22 @@ extension PreparedRequest {
         return handle
     }
 
+    /// Starts the request under `handle`: straight to the backend when there is no middleware (no task,
+    /// no hop), through the chain in a task otherwise.
     func start(_ handle: RequestHandle, delivering delivery: @escaping RequestHandle.Delivery) {
         guard handle.begin(delivering: delivery) else { return }
+        guard middleware.isEmpty else {
+            let task = Task { handle.finish(await outcomeThroughChain()) }
+            handle.attach(BackendTask { task.cancel() })
+            return
+        }
         let request = urlRequest
         let validStatusCodes = validStatusCodes
+        let errorBody = errorBody
         let task = backend.send(backendRequest) { result in
-            handle.finish(Self.outcome(of: result, request: request, validStatusCodes: validStatusCodes))
+            handle.finish(
+                Self.outcome(
+                    of: result, request: request, validStatusCodes: validStatusCodes, errorBody: errorBody))
         }
         handle.attach(task)
     }
@@ -29,6 +39,7 @@ extension PreparedRequest {
     /// Sends the request and waits for the answer; cancelling the task cancels the request.
     /// The realm's callback queue plays no part: the caller's task resumes on its own executor.
     func response() async throws -> Response {
+        guard middleware.isEmpty else { return try await outcomeThroughChain().get() }
         let handle = RequestHandle(request: urlRequest)
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
@@ -39,15 +50,85 @@ extension PreparedRequest {
         }
     }
 
+    /// Runs the middleware chain, then judges the status of what comes out of it.
+    private func outcomeThroughChain() async -> Result<Response, ServiceError> {
+        let context = RequestContext(
+            endpoint: backendRequest.endpoint, crudMethod: backendRequest.crudMethod,
+            redaction: backendRequest.redaction, counter: AttemptCounter())
+        do {
+            let response = try await link(0, context: context)(urlRequest)
+            return Self.outcome(
+                of: .success(response), request: urlRequest, validStatusCodes: validStatusCodes,
+                errorBody: errorBody)
+        } catch {
+            return .failure(ServiceError(error, request: urlRequest, attempts: context.attempts))
+        }
+    }
+
+    /// The chain from middleware `index` on; past the last one, the backend.
+    private func link(_ index: Int, context: RequestContext) -> MiddlewareNext {
+        guard index < middleware.count else {
+            return MiddlewareNext { request in try await sendOnce(request, context: context) }
+        }
+        let current = middleware[index]
+        let next = link(index + 1, context: context)
+        return MiddlewareNext { request in
+            try Task.checkCancellation()
+            return try await current.intercept(request, context: context, next: next)
+        }
+    }
+
+    /// One trip to the backend for a request a middleware may have changed; every status comes back.
+    private func sendOnce(_ request: URLRequest, context: RequestContext) async throws -> Response {
+        let attempt = context.counter.increment()
+        var attemptRequest = backendRequest
+        attemptRequest.urlRequest = request
+        let handle = RequestHandle(request: request)
+        let backend = backend
+        var response = try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation {
+                (continuation: UnsafeContinuation<Response, any Error>) in
+                guard
+                    handle.begin(delivering: { result in
+                        continuation.resume(with: result.mapError { $0.counting(attempt) })
+                    })
+                else { return }
+                let task = backend.send(attemptRequest) { result in
+                    handle.finish(
+                        Self.outcome(of: result, request: request, validStatusCodes: .all, errorBody: nil))
+                }
+                handle.attach(task)
+            }
+        } onCancel: {
+            handle.cancel()
+        }
+        response.attempts = attempt
+        return response
+    }
+
     static func outcome(
-        of result: Result<Response, any Error>, request: URLRequest, validStatusCodes: StatusCodes
+        of result: Result<Response, any Error>, request: URLRequest, validStatusCodes: StatusCodes,
+        errorBody: ErrorBody?
     ) -> Result<Response, ServiceError> {
         switch result {
         case let .success(response):
-            return validStatusCodes.contains(response.statusCode)
-                ? .success(response) : .failure(.unacceptableStatusCode(response))
+            guard !validStatusCodes.contains(response.statusCode) else { return .success(response) }
+            return .failure(.unacceptableStatusCode(response, errorBody: errorBody?.decode(response.data)))
         case let .failure(error):
             return .failure(ServiceError(error, request: request))
+        }
+    }
+}
+
+extension ServiceError {
+    /// The same error, saying it happened on attempt `attempt`.
+    func counting(_ attempt: Int) -> ServiceError {
+        switch self {
+        case let .transport(request, underlying, _):
+            .transport(request, underlying: underlying, attempts: attempt)
+        case let .timedOut(request, _): .timedOut(request, attempts: attempt)
+        case let .cancelled(request, _): .cancelled(request, attempts: attempt)
+        default: self
         }
     }
 }

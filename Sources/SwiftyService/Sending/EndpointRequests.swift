@@ -72,7 +72,7 @@ extension SwiftyServiceProtocol {
             verb: .http(method), base: baseURL == snapshot.baseURL ? nil : baseURL.map(BaseURL.init),
             path: path, parameters: parameters,
             encoding: parameterEncoding, body: body, headers: headers, sampleData: sampleData,
-            validStatusCodes: validStatusCodes, endpoint: self)
+            validStatusCodes: validStatusCodes, middleware: middleware, errorBody: errorBody, endpoint: self)
         return try RequestBuilder.prepare(draft, realm: snapshot, override: override)
     }
 }

@@ -103,7 +103,7 @@ struct OwnHTTPBin {
         do {
             _ = try await TestEndpoint(realm, "anything/users", parameters: ["page": 3]).request()
             Issue.record("expected no match")
-        } catch let ServiceError.transport(_, underlying) {
+        } catch let ServiceError.transport(_, underlying, _) {
             let unmatched = try #require(underlying as? UnmatchedInteraction)
             #expect(unmatched.request.hasSuffix("/anything/users?page=3"))
             #expect(unmatched.closest?.contains("/anything/users?access_token=REDACTED&page=2") == true)

@@ -77,7 +77,7 @@ func temporaryCassette(_ name: String = #function) -> URL {
         do {
             _ = try await TestEndpoint(realm, "users/2").request()
             Issue.record("expected no match")
-        } catch let ServiceError.transport(_, underlying) {
+        } catch let ServiceError.transport(_, underlying, _) {
             let unmatched = try #require(underlying as? UnmatchedInteraction)
             #expect(unmatched.request == "GET https://api.example.com/v1/users/2")
             #expect(unmatched.closest == "GET https://api.example.com/v1/users/1")

@@ -15,7 +15,7 @@ import FoundationNetworking
             return "\(try await endpoint.request().statusCode)"
         } catch let error as ServiceError {
             switch error {
-            case let .unacceptableStatusCode(response): return "\(response.statusCode)"
+            case let .unacceptableStatusCode(response, _): return "\(response.statusCode)"
             case .timedOut: return "timedOut"
             case .transport: return "transport"
             case .cancelled: return "cancelled"
@@ -79,7 +79,7 @@ import FoundationNetworking
         do {
             _ = try await TestEndpoint(realm, "unknown", parameters: ["a": 1]).request()
             Issue.record("expected a failure")
-        } catch let ServiceError.transport(_, underlying) {
+        } catch let ServiceError.transport(_, underlying, _) {
             let message = "\(underlying)"
             #expect(underlying is StubBackend.UnmatchedRequest)
             #expect(message.contains("GET https://api.example.com/v1/unknown?a=1"))

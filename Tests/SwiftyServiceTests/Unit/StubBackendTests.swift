@@ -37,7 +37,7 @@ import FoundationNetworking
         do {
             _ = try await TestEndpoint(realm, "missing").request()
             Issue.record("expected a failure")
-        } catch let ServiceError.unacceptableStatusCode(response) {
+        } catch let ServiceError.unacceptableStatusCode(response, _) {
             #expect(response.statusCode == 404)
             #expect(response.header("X-Reason") == "gone")
             #expect(response.data == Data("nope".utf8))
@@ -57,7 +57,7 @@ import FoundationNetworking
         await #expect {
             try await TestEndpoint(realm, "x").request()
         } throws: { error in
-            guard case let ServiceError.unacceptableStatusCode(response) = error else { return false }
+            guard case let ServiceError.unacceptableStatusCode(response, _) = error else { return false }
             return response.statusCode == 503 && response.data == Data("busy".utf8)
         }
     }
@@ -70,7 +70,7 @@ import FoundationNetworking
             (URLError(.networkConnectionLost), { if case .transport = $0 { true } else { false } }),
             (URLError(.cancelled), { if case .cancelled = $0 { true } else { false } }),
             (CancellationError(), { if case .cancelled = $0 { true } else { false } }),
-            (LibraryFailure(), { if case let .transport(_, underlying) = $0 { underlying is LibraryFailure } else { false } }),
+            (LibraryFailure(), { if case let .transport(_, underlying, _) = $0 { underlying is LibraryFailure } else { false } }),
         ]
         for (thrown, matches) in cases {
             realm.use(StubBackend.failing(thrown))
