@@ -7,9 +7,10 @@ import FoundationNetworking
 /// The default backend: sends requests with a `URLSession`.
 ///
 /// Cancelling a request (its handle, or the awaiting task) cancels the `URLSessionTask`. On a session of
-/// its own (every initializer but ``init(session:)``), a redirect to another origin (scheme, host or
-/// port) drops `Authorization`, `Proxy-Authorization`, `Cookie` and the realm's declared secret headers,
-/// on every platform; a same-origin redirect keeps them.
+/// its own (every initializer but ``init(session:)``) redirects follow a ``RedirectPolicy``: a redirect to
+/// another origin (scheme, host or port) drops `Authorization`, `Proxy-Authorization`, `Cookie` and the
+/// realm's declared secret headers, on every platform, while a same-origin one keeps them; a 307 or 308
+/// keeps the method and the body (Linux would drop the body).
 public final class URLSessionBackend: NetworkBackend {
     /// The session that sends the requests.
     public let session: URLSession
@@ -26,8 +27,12 @@ public final class URLSessionBackend: NetworkBackend {
     ///
     /// The default configuration keeps at most 4 connections per host: above that, libcurl (under
     /// URLSession on Linux) opens and closes a new connection for most requests instead of reusing them.
-    public init(configuration: URLSessionConfiguration = URLSessionBackend.defaultConfiguration()) {
-        let redirects = RedirectGuard()
+    /// - Parameter redirects: which redirects to follow; by default at most 10.
+    public init(
+        configuration: URLSessionConfiguration = URLSessionBackend.defaultConfiguration(),
+        redirects policy: RedirectPolicy = .default
+    ) {
+        let redirects = RedirectGuard(policy)
         session = URLSession(configuration: configuration, delegate: redirects, delegateQueue: nil)
         self.redirects = redirects
         ownsSession = true
@@ -60,8 +65,10 @@ public final class URLSessionBackend: NetworkBackend {
         let started = Locked<StartedTask>.make(StartedTask())
         queue.async { [session, redirects] in
             let task = session.dataTask(with: urlRequest) { data, response, error in
-                if let redirects, let task = started.withLock({ $0.task }) { redirects.forget(task) }
-                if let error {
+                let redirected = started.withLock({ $0.task }).flatMap { redirects?.finish($0) }
+                if redirected == .tooMany {
+                    completion(.failure(URLError(.httpTooManyRedirects)))
+                } else if let error {
                     completion(.failure(error))
                 } else if let response = response as? HTTPURLResponse {
                     completion(
@@ -70,7 +77,7 @@ public final class URLSessionBackend: NetworkBackend {
                     completion(.failure(URLError(.badServerResponse)))
                 }
             }
-            redirects?.track(task, secrets: request.redaction)
+            redirects?.track(task, request: urlRequest, secrets: request.redaction)
             let cancelled = started.withLock { state -> Bool in
                 state.task = task
                 return state.isCancelled
@@ -93,47 +100,6 @@ public final class URLSessionBackend: NetworkBackend {
     private struct StartedTask {
         var task: URLSessionDataTask?
         var isCancelled = false
-    }
-}
-
-/// Drops credentials when a redirect leaves the origin the request was sent to.
-final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    private let secrets = Locked<[Int: Redaction]>.make([:])
-
-    func track(_ task: URLSessionTask, secrets redaction: Redaction) {
-        secrets.withLock { $0[task.taskIdentifier] = redaction }
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        let redaction = secrets.withLock { $0[task.taskIdentifier] } ?? .default
-        completionHandler(
-            Self.redirect(request, from: task.currentRequest?.url ?? response.url, secrets: redaction))
-    }
-
-    func forget(_ task: URLSessionTask) {
-        secrets.withLock { $0[task.taskIdentifier] = nil }
-    }
-
-    static func redirect(_ request: URLRequest, from previous: URL?, secrets: Redaction) -> URLRequest {
-        guard let previous, let next = request.url, !sameOrigin(previous, next) else { return request }
-        var stripped = request
-        for name in (request.allHTTPHeaderFields ?? [:]).keys where secrets.isSecret(header: name) {
-            stripped.setValue(nil, forHTTPHeaderField: name)
-        }
-        return stripped
-    }
-
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
-        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
-            && effectivePort(a) == effectivePort(b)
-    }
-
-    private static func effectivePort(_ url: URL) -> Int? {
-        url.port
-            ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }
 }
 

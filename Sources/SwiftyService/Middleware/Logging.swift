@@ -1,0 +1,105 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Reports each request — method, URL, status, duration, attempt — to a sink of your choice, optionally
+/// with a cURL command that reproduces it. Nothing is printed unless you pass `print`.
+///
+/// ```swift
+/// realm.addMiddleware(.logging(to: { print($0) }))                  // GET https://… → 200 (12 ms, attempt 1)
+/// realm.addMiddleware(.logging(to: { logger.debug("\($0)") }, curl: true))
+/// ```
+/// Secrets never reach the sink: the values of `Authorization`, `Proxy-Authorization`, `Cookie`,
+/// `Set-Cookie` and the realm's declared secret headers and query keys are replaced, in the cURL command
+/// too, and those values are scrubbed from the body shown. Added first, it logs each call once with its
+/// final attempt count; added last, it logs every attempt.
+public struct LoggingMiddleware: Middleware {
+    private let sink: @Sendable (String) -> Void
+    private let curl: Bool
+    private let now: @Sendable () -> Date
+
+    /// Logs to `sink`; with `curl`, also a cURL command before each request.
+    public init(
+        to sink: @escaping @Sendable (String) -> Void, curl: Bool = false,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
+        self.sink = sink
+        self.curl = curl
+        self.now = now
+    }
+
+    /// Logs the request, passes it on, logs what came back.
+    public func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
+        -> Response
+    {
+        let secrets = context.redaction.secretValues(in: request)
+        let line = "\(request.httpMethod ?? "GET") \(Self.redactedURL(request, context.redaction, secrets))"
+        if curl { sink(Self.curl(request, context.redaction, secrets)) }
+        let start = now()
+        func elapsed() -> String { "\(Int((now().timeIntervalSince(start) * 1000).rounded())) ms" }
+        do {
+            let response = try await next(request)
+            sink("\(line) → \(response.statusCode) (\(elapsed()), attempt \(context.attempts))")
+            return response
+        } catch {
+            let failure = ServiceError(error, request: request, attempts: context.attempts)
+            sink("\(line) → \(Self.outcome(failure)) (\(elapsed()), attempt \(context.attempts))")
+            throw error
+        }
+    }
+
+    private static func outcome(_ error: ServiceError) -> String {
+        switch error {
+        case .timedOut: "timed out"
+        case .cancelled: "cancelled"
+        case let .transport(_, underlying, _):
+            "failed: \((underlying as? URLError).map { "URLError \($0.errorCode)" } ?? "\(type(of: underlying))")"
+        default: "\(error.kind)"
+        }
+    }
+
+    static func redactedURL(_ request: URLRequest, _ redaction: Redaction, _ secrets: [String]) -> String {
+        scrub(request.url.map { redaction.redacting($0).absoluteString } ?? "?", secrets)
+    }
+
+    /// A shell command that sends the same request, secrets replaced.
+    static func curl(_ request: URLRequest, _ redaction: Redaction, _ secrets: [String]) -> String {
+        var parts = ["curl"]
+        if let method = request.httpMethod, method != "GET" { parts.append("-X \(method)") }
+        parts.append(quote(redactedURL(request, redaction, secrets)))
+        for (name, value) in redaction.redacting(headers: request.allHTTPHeaderFields ?? [:]).sorted(by: {
+            $0.key < $1.key
+        }) {
+            parts.append("-H \(quote("\(name): \(scrub(value, secrets))"))")
+        }
+        if let body = request.httpBody, !body.isEmpty {
+            if let text = String(data: body, encoding: .utf8) {
+                parts.append("--data-binary \(quote(scrub(text, secrets)))")
+            } else {
+                parts.append("--data-binary @- # \(body.count) bytes of binary data")
+            }
+        }
+        return parts.joined(separator: " ")
+    }
+
+    private static func quote(_ text: String) -> String {
+        "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+    }
+
+    private static func scrub(_ text: String, _ secrets: [String]) -> String {
+        secrets.filter { $0.count >= 4 }.sorted { $0.count > $1.count }.reduce(text) {
+            $0.replacingOccurrences(of: $1, with: Redaction.headerPlaceholder)
+        }
+    }
+}
+
+extension Middleware where Self == LoggingMiddleware {
+    /// Logs each request to `sink`: `.addMiddleware(.logging(to: { print($0) }))`.
+    public static func logging(to sink: @escaping @Sendable (String) -> Void, curl: Bool = false)
+        -> LoggingMiddleware
+    {
+        LoggingMiddleware(to: sink, curl: curl)
+    }
+}
