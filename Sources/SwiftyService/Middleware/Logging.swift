@@ -8,13 +8,14 @@ import FoundationNetworking
 /// with a cURL command that reproduces it. Nothing is printed unless you pass `print`.
 ///
 /// ```swift
-/// realm.addMiddleware(.logging(to: { print($0) }))                  // GET https://… → 200 (12 ms, attempt 1)
-/// realm.addMiddleware(.logging(to: { logger.debug("\($0)") }, curl: true))
+/// realm.addMiddleware(LoggingMiddleware(to: { print($0) }))        // GET https://… → 200 (12 ms, attempt 1)
+/// realm.addMiddleware(LoggingMiddleware(to: { logger.debug("\($0)") }, curl: true))
 /// ```
 /// Secrets never reach the sink: the values of `Authorization`, `Proxy-Authorization`, `Cookie`,
 /// `Set-Cookie` and the realm's declared secret headers and query keys are replaced, in the cURL command
 /// too, and those values are scrubbed from the body shown. Added first, it logs each call once with its
-/// final attempt count; added last, it logs every attempt.
+/// final attempt count; added last, it logs every attempt. (There is no `.logging(…)` preset: Swift 6.3
+/// cannot infer a capturing closure as `@Sendable` through one.)
 public struct LoggingMiddleware: Middleware {
     private let sink: @Sendable (String) -> Void
     private let curl: Bool
@@ -92,14 +93,5 @@ public struct LoggingMiddleware: Middleware {
         secrets.filter { $0.count >= 4 }.sorted { $0.count > $1.count }.reduce(text) {
             $0.replacingOccurrences(of: $1, with: Redaction.headerPlaceholder)
         }
-    }
-}
-
-extension Middleware where Self == LoggingMiddleware {
-    /// Logs each request to `sink`: `.addMiddleware(.logging(to: { print($0) }))`.
-    public static func logging(to sink: @escaping @Sendable (String) -> Void, curl: Bool = false)
-        -> LoggingMiddleware
-    {
-        LoggingMiddleware(to: sink, curl: curl)
     }
 }

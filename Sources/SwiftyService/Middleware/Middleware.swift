@@ -69,7 +69,7 @@ final class AttemptCounter: Sendable {
 /// Moya-style plugin hooks as a middleware: look at each request before it is sent and at each result.
 ///
 /// ```swift
-/// realm.addMiddleware(.hooks(
+/// realm.addMiddleware(Hooks(
 ///     willSend: { request, _ in print("→", request.url!) },
 ///     didReceive: { result, _ in print("←", (try? result.get().statusCode) ?? -1) }))
 /// ```
@@ -100,16 +100,6 @@ public struct Hooks: Middleware {
             didReceive(.failure(ServiceError(error, request: request, attempts: context.attempts)), context)
             throw error
         }
-    }
-}
-
-extension Middleware where Self == Hooks {
-    /// Moya-style hooks before sending and after receiving: `.addMiddleware(.hooks(willSend: …))`.
-    public static func hooks(
-        willSend: @escaping @Sendable (URLRequest, RequestContext) -> Void = { _, _ in },
-        didReceive: @escaping @Sendable (Result<Response, ServiceError>, RequestContext) -> Void = { _, _ in }
-    ) -> Hooks {
-        Hooks(willSend: willSend, didReceive: didReceive)
     }
 }
 

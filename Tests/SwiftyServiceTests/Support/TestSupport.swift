@@ -66,7 +66,7 @@ struct TestEndpoint: SwiftyServiceProtocol {
     var body: RequestBody?
     var headers: HTTPHeaderDictionary?
     var sampleData = Data()
-    var validStatusCodes: StatusCodes = .successful
+    var validStatusCodes: StatusCodes = .realmDefault
     var ownBaseURL: URL?
 
     var parameters: [String: Any]? { values }
@@ -75,7 +75,7 @@ struct TestEndpoint: SwiftyServiceProtocol {
     init(
         _ realm: ServiceRealm, _ path: String, method: HTTPMethod = .get, parameters: [String: any Sendable]? = nil,
         encoding: ParameterEncoding = .automatic, body: RequestBody? = nil, headers: HTTPHeaderDictionary? = nil,
-        sampleData: Data = Data(), validStatusCodes: StatusCodes = .successful, baseURL: URL? = nil
+        sampleData: Data = Data(), validStatusCodes: StatusCodes = .realmDefault, baseURL: URL? = nil
     ) {
         self.realm = realm
         self.path = path
