@@ -185,10 +185,11 @@ enum RequestBuilder {
         -> [any Middleware]
     {
         let coalescer = override?.coalescer ?? realm.coalescer
-        guard !draft.middleware.isEmpty || !(override?.middleware.isEmpty ?? true) || coalescer != nil else {
-            return realm.middleware
-        }
+        let cache = override?.cache ?? realm.cache
+        guard !draft.middleware.isEmpty || !(override?.middleware.isEmpty ?? true) || coalescer != nil || cache != nil
+        else { return realm.middleware }
         var chain = realm.middleware + draft.middleware + (override?.middleware ?? [])
+        if let cache { chain.append(CacheMiddleware(cache: cache)) }
         if let coalescer { chain.append(coalescer) }
         return chain
     }

@@ -30,6 +30,8 @@ public struct RealmConfiguration: Sendable {
     public private(set) var validStatusCodes: StatusCodes?
     var errorBody: ErrorBody?
     var coalescer: Coalescer?
+    /// The HTTP cache the realm's GET and HEAD requests go through, if any.
+    public private(set) var cache: HTTPCache?
 
     /// The timeout when none is set: URLSession's own default.
     public static let defaultTimeout: TimeInterval = 60
@@ -96,6 +98,12 @@ public struct RealmConfiguration: Sendable {
     /// Decodes the bodies of unacceptable statuses into ``ServiceError/unacceptableStatusCode(_:errorBody:)``.
     public mutating func decodeErrorBodies(_ errorBody: ErrorBody) {
         self.errorBody = errorBody
+    }
+
+    /// Sends GET and HEAD requests through `cache`, which then carries out their cache policies; `nil`
+    /// turns caching off.
+    public mutating func useCache(_ cache: HTTPCache?) {
+        self.cache = cache
     }
 
     /// Lets identical GETs in flight at once (same URL and headers) share one request; each caller still

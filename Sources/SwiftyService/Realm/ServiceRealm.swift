@@ -118,6 +118,13 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
         configure { $0.decodeErrorBodies(errorBody) }
     }
 
+    /// Sends GET and HEAD requests through `cache`, which then carries out their cache policies (global
+    /// and per CRUD method) on every platform; `nil` turns caching off.
+    @discardableResult
+    public func useCache(_ cache: HTTPCache?) -> ServiceRealm {
+        configure { $0.useCache(cache) }
+    }
+
     /// Lets identical GETs in flight at once (same URL and headers) share one request.
     @discardableResult
     public func coalesceIdenticalRequests(_ enabled: Bool = true) -> ServiceRealm {

@@ -14,6 +14,18 @@ public struct Response: Sendable, CustomStringConvertible {
     public let data: Data
     /// How many times the request was sent to get this response: more than 1 after retries.
     public internal(set) var attempts = 1
+    /// Where the response came from: the network, a realm's ``HTTPCache``, or the cache after a 304.
+    public internal(set) var source = Source.network
+
+    /// Where a response came from.
+    public enum Source: Sendable, Hashable {
+        /// The server, in full.
+        case network
+        /// A realm's ``HTTPCache``, without asking the server.
+        case cache
+        /// A realm's ``HTTPCache``, after the server confirmed it with a 304.
+        case revalidated
+    }
 
     /// Creates a response; backends and tests make these.
     public init(request: URLRequest, response: HTTPURLResponse, data: Data) {

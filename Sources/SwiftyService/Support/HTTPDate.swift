@@ -19,6 +19,15 @@ enum HTTPDate {
         return nil
     }
 
+    /// `date` as an IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
+    static func format(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        return formatter.string(from: date)
+    }
+
     /// `Retry-After` as seconds from `now`: either delay-seconds or an HTTP date; `nil` when it is neither.
     static func retryAfter(_ value: String, now: Date) -> TimeInterval? {
         let trimmed = value.trimmingCharacters(in: .whitespaces)
