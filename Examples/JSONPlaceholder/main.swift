@@ -140,3 +140,28 @@ comments.retrieve("../admin").then { result in
     done.signal()
 }
 done.wait()
+
+// 5. The HTTP cache (offline only): a hit, a revalidation, and an answer with the network gone.
+if live == nil && replay == nil {
+    let feedServer = StubBackend { request in
+        let etag = #""feed-v1""#
+        if request.urlRequest.value(forHTTPHeaderField: "If-None-Match") == etag {
+            return .init(statusCode: 304, headers: ["ETag": etag])
+        }
+        let control = request.urlRequest.url?.path == "/api/news" ? "no-cache" : "max-age=60"
+        return .init(headers: ["Cache-Control": control, "ETag": etag], data: Data(#"{"items": 3}"#.utf8))
+    }
+    let feed = ServiceRealm.get("feed").setBaseURL(URL(string: "https://posts.example.com/api")!)
+        .use(feedServer).useCache(try HTTPCache())
+    let trending = Service(baseURL: URL(string: "https://posts.example.com/api/trending")!)
+    let news = Service(baseURL: URL(string: "https://posts.example.com/api/news")!)
+    feed.register(trending).register(news)
+    for (label, service) in [("trending (max-age=60)", trending), ("trending again", trending),
+                             ("news (no-cache, ETag)", news), ("news again", news)] {
+        let response = try await service.retrieve().value
+        print("✓ \(label): \(response.statusCode) from \(response.source)")
+    }
+    feed.use(StubBackend.failing(URLError(.notConnectedToInternet))).overrideGlobalCachePolicy(.returnCacheDataDontLoad)
+    let offline = try await news.retrieve().value
+    print("✓ news with the network gone: \(offline.statusCode) from \(offline.source), \(try offline.mapString())")
+}
