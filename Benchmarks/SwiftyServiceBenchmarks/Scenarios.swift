@@ -70,7 +70,7 @@ struct Settings {
     var runs: Int { quick ? 3 : 15 }
     var iterations: Int { quick ? 2_000 : 20_000 }
     var liveRequests: Int { quick ? 200 : 2_000 }
-    var liveRuns: Int { quick ? 1 : 5 }
+    var liveRuns: Int { quick ? 2 : 8 }
     var retainedRequests: Int { quick ? 20_000 : 100_000 }
 }
 

@@ -186,7 +186,9 @@ enum RequestBuilder {
     {
         let coalescer = override?.coalescer ?? realm.coalescer
         let cache = override?.cache ?? realm.cache
-        guard !draft.middleware.isEmpty || !(override?.middleware.isEmpty ?? true) || coalescer != nil || cache != nil
+        guard
+            !draft.middleware.isEmpty || !(override?.middleware.isEmpty ?? true) || coalescer != nil
+                || cache != nil
         else { return realm.middleware }
         var chain = realm.middleware + draft.middleware + (override?.middleware ?? [])
         if let cache { chain.append(CacheMiddleware(cache: cache)) }

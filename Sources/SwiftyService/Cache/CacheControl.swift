@@ -12,9 +12,12 @@ struct CacheControl: Equatable {
     init(_ header: String?) {
         guard let header else { return }
         for part in header.split(separator: ",") {
-            let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            let pieces = part.split(separator: "=", maxSplits: 1).map {
+                $0.trimmingCharacters(in: .whitespaces)
+            }
             guard let name = pieces.first?.lowercased(), !name.isEmpty else { continue }
-            let value = pieces.count > 1 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
+            let value =
+                pieces.count > 1 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
             switch name {
             case "max-age":
                 // A malformed max-age makes the response stale (§4.2.1): treat it as 0.
@@ -47,8 +50,9 @@ enum Freshness {
             guard let expires = HTTPDate.parse(expiresText), let date else { return 0 }
             return max(expires.timeIntervalSince(date), 0)
         }
-        if heuristicallyCacheable.contains(status), let lastModified = headers.value(for: "Last-Modified")
-            .flatMap(HTTPDate.parse), let date
+        if heuristicallyCacheable.contains(status),
+            let lastModified = headers.value(for: "Last-Modified")
+                .flatMap(HTTPDate.parse), let date
         {
             return min(max(date.timeIntervalSince(lastModified), 0) * 0.1, heuristicCap)
         }
@@ -58,7 +62,8 @@ enum Freshness {
     /// The response's age now (§4.2.3).
     static func age(headers: HeaderFields, requestTime: Date, responseTime: Date, now: Date) -> TimeInterval {
         let dateValue = headers.value(for: "Date").flatMap(HTTPDate.parse) ?? responseTime
-        let ageValue = headers.value(for: "Age").flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let ageValue =
+            headers.value(for: "Age").flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         let apparentAge = max(0, responseTime.timeIntervalSince(dateValue))
         let responseDelay = responseTime.timeIntervalSince(requestTime)
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
@@ -66,12 +71,16 @@ enum Freshness {
     }
 
     /// Whether a response with these parts may be stored.
-    static func isStorable(method: String, status: Int, request: HeaderFields, response: HeaderFields) -> Bool {
+    static func isStorable(method: String, status: Int, request: HeaderFields, response: HeaderFields) -> Bool
+    {
         guard method == "GET" || method == "HEAD", status != 206 else { return false }
         let responseControl = CacheControl(response.value(for: "Cache-Control"))
-        guard !responseControl.noStore, !CacheControl(request.value(for: "Cache-Control")).noStore else { return false }
+        guard !responseControl.noStore, !CacheControl(request.value(for: "Cache-Control")).noStore else {
+            return false
+        }
         if response.value(for: "Vary")?.contains("*") == true { return false }
-        return heuristicallyCacheable.contains(status) || responseControl.maxAge != nil || responseControl.isPublic
+        return heuristicallyCacheable.contains(status) || responseControl.maxAge != nil
+            || responseControl.isPublic
             || response.value(for: "Expires") != nil
     }
 }

@@ -9,7 +9,9 @@ import FoundationNetworking
 struct CacheMiddleware: Middleware {
     let cache: HTTPCache
 
-    func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
+    func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
+        -> Response
+    {
         let method = request.httpMethod ?? "GET"
         guard method == "GET" || method == "HEAD" else {
             let response = try await next(Self.bypassingPlatformCache(request))
@@ -43,7 +45,8 @@ struct CacheMiddleware: Middleware {
                 headers: headers, requestTime: stored.requestTime, responseTime: stored.responseTime,
                 now: cache.now())
             let lifetime = min(
-                Freshness.lifetime(status: stored.status, headers: headers), requestControl.maxAge ?? .infinity)
+                Freshness.lifetime(status: stored.status, headers: headers),
+                requestControl.maxAge ?? .infinity)
             if age < lifetime, !control.noCache, !requestControl.noCache {
                 return stored.response(for: request, source: .cache)
             }
@@ -95,7 +98,8 @@ struct CacheMiddleware: Middleware {
                 response: responseHeaders)
         else { return }
         cache.store(
-            CacheEntry(request: request, response: response, requestTime: requestTime, responseTime: cache.now()))
+            CacheEntry(
+                request: request, response: response, requestTime: requestTime, responseTime: cache.now()))
     }
 
     /// The request as the platform should send it: never from or into URLSession's own cache.

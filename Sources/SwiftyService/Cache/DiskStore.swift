@@ -14,8 +14,10 @@ struct DiskStore: Sendable {
         var sizes: [String: Int] = [:]
         for file in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         where file.hasSuffix(Self.fileExtension) {
-            let size = (try? FileManager.default.attributesOfItem(atPath: directory.appendingPathComponent(file).path))?[
-                .size] as? Int
+            let size =
+                (try? FileManager.default.attributesOfItem(
+                    atPath: directory.appendingPathComponent(file).path))?[
+                    .size] as? Int
             sizes[file] = size ?? 0
         }
         self.sizes = .make(sizes)
@@ -27,7 +29,8 @@ struct DiskStore: Sendable {
     func load(_ key: String) -> [CacheEntry]? {
         let file = url(for: key)
         guard let data = try? Data(contentsOf: file) else { return nil }
-        guard let entries = try? JSONDecoder().decode([CacheEntry].self, from: data), entries.allSatisfy({ $0.key == key })
+        guard let entries = try? JSONDecoder().decode([CacheEntry].self, from: data),
+            entries.allSatisfy({ $0.key == key })
         else {
             remove(key)
             return nil
@@ -65,7 +68,8 @@ struct DiskStore: Sendable {
         let files = sizes.withLock { $0 }
         let byAge = files.keys.filter { $0 != newest }.map { name -> (String, Date) in
             let path = directory.appendingPathComponent(name).path
-            let modified = (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
+            let modified =
+                (try? FileManager.default.attributesOfItem(atPath: path))?[.modificationDate] as? Date
             return (name, modified ?? .distantPast)
         }.sorted { $0.1 < $1.1 }
         var total = files.values.reduce(0, +)
@@ -87,6 +91,7 @@ struct DiskStore: Sendable {
             }
             return String(hash, radix: 16)
         }
-        return directory.appendingPathComponent(fnv(0xcbf2_9ce4_8422_2325) + fnv(0x8422_2325_cbf2_9ce4) + Self.fileExtension)
+        return directory.appendingPathComponent(
+            fnv(0xcbf2_9ce4_8422_2325) + fnv(0x8422_2325_cbf2_9ce4) + Self.fileExtension)
     }
 }

@@ -104,7 +104,9 @@ public final class HTTPCache: Sendable {
             memory.bytes += variants.reduce(0) { $0 + $1.cost }
             memory.clock += 1
             memory.lastUse[key] = memory.clock
-            while memory.bytes > memoryLimit, let oldest = memory.lastUse.min(by: { $0.value < $1.value })?.key {
+            while memory.bytes > memoryLimit,
+                let oldest = memory.lastUse.min(by: { $0.value < $1.value })?.key
+            {
                 memory.bytes -= memory.entries.removeValue(forKey: oldest)?.reduce(0) { $0 + $1.cost } ?? 0
                 memory.lastUse[oldest] = nil
             }
@@ -128,14 +130,18 @@ struct CacheEntry: Codable, Sendable, Equatable {
     var requestTime: Date
     var responseTime: Date
 
-    var cost: Int { body.count + headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } + key.utf8.count }
+    var cost: Int {
+        body.count + headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } + key.utf8.count
+    }
 
     var headerFields: HeaderFields { HeaderFields(headers) }
 
     init(request: URLRequest, response: Response, requestTime: Date, responseTime: Date) {
         key = HTTPCache.key(for: request)
         var headers: [String: String] = [:]
-        for case let (name as String, value as String) in response.response.allHeaderFields { headers[name] = value }
+        for case let (name as String, value as String) in response.response.allHeaderFields {
+            headers[name] = value
+        }
         self.headers = headers
         let requestHeaders = HeaderFields(request.allHTTPHeaderFields ?? [:])
         varyValues = Self.varyNames(HeaderFields(headers)).reduce(into: [:]) { values, name in
@@ -175,7 +181,9 @@ struct CacheEntry: Codable, Sendable, Equatable {
         }
         // A 304 without a Date is dated on arrival, so the refreshed entry does not inherit the old age.
         if notModified.header("Date") == nil {
-            for name in entry.headers.keys where HeaderFields.namesMatch(name, "Date") { entry.headers[name] = nil }
+            for name in entry.headers.keys where HeaderFields.namesMatch(name, "Date") {
+                entry.headers[name] = nil
+            }
             entry.headers["Date"] = HTTPDate.format(responseTime)
         }
         entry.requestTime = requestTime
