@@ -16,12 +16,10 @@ public final class URLSessionBackend: NetworkBackend {
     public let session: URLSession
     private let ownsSession: Bool
     private let redirects: RedirectGuard?
-    /// Under load, tasks are created here, off the caller's thread: on Linux, creating one can then block
-    /// for milliseconds, which would stall Swift's cooperative thread pool. With few requests in flight
-    /// it does not block, and the hop would only add latency.
+    /// Tasks started from Swift concurrency are created here, off the caller's thread: on Linux, creating
+    /// one can block for milliseconds while URLSession is busy, which would stall the small cooperative
+    /// thread pool that every task shares. Callers on their own threads start directly.
     private let queue = DispatchQueue(label: "SwiftyService.URLSessionBackend")
-    private let inFlight = Locked.make(0)
-    private static let directStartLimit = 4
 
     /// The backend realms use when none is set; one session shared by all of them.
     public static let shared = URLSessionBackend()
@@ -66,14 +64,8 @@ public final class URLSessionBackend: NetworkBackend {
     ) -> BackendTask {
         let urlRequest = request.urlRequest
         let started = Locked<StartedTask>.make(StartedTask())
-        let inFlight = inFlight
-        let busy = inFlight.withLock { count -> Bool in
-            count += 1
-            return count > Self.directStartLimit
-        }
         let start: @Sendable () -> Void = { [session, redirects] in
             let task = session.dataTask(with: urlRequest) { data, response, error in
-                inFlight.withLock { $0 -= 1 }
                 let redirected = started.withLock({ $0.task }).flatMap { redirects?.finish($0) }
                 if redirected == .tooMany {
                     completion(.failure(URLError(.httpTooManyRedirects)))
@@ -97,7 +89,7 @@ public final class URLSessionBackend: NetworkBackend {
                 task.resume()
             }
         }
-        if busy {
+        if withUnsafeCurrentTask(body: { $0 != nil }) {
             queue.async(execute: start)
         } else {
             start()

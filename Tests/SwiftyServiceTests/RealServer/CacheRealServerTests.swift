@@ -79,13 +79,13 @@ import FoundationNetworking
 
     @Test func returnCacheDataDontLoadAnswersWithNoServerRunning() async throws {
         // An httpbin of the test's own, stopped half-way: /cache/60, then nothing.
-        let server = try OwnHTTPBin.start()
+        let server = try await OwnHTTPBin.start()
         var stopped = false
-        defer { if !stopped { try? server.stop() } }
+        defer { if !stopped { Task { try? await server.stop() } } }
         let cache = try HTTPCache()
         let realm = uniqueRealm().setBaseURL(server.url).useCache(cache)
         let online = try await TestEndpoint(realm, "cache/60").request()
-        try server.stop()
+        try await server.stop()
         stopped = true
         realm.overrideGlobalCachePolicy(.returnCacheDataDontLoad)
         let offline = try await TestEndpoint(realm, "cache/60").request()

@@ -316,18 +316,18 @@ struct EndpointRealServerTests {
 
     // MARK: Timeouts, cancellation, transport failures
 
-    @Test("A realm timeout of 1 s ends a 3 s request with .timedOut well before the server answers")
+    @Test("A realm timeout of 1 s ends a 10 s request with .timedOut well before the server answers")
     func timeout() async throws {
         try await measuringPromptness {
-            // httpbin /delay/3: answers after 3 s.
+            // httpbin /delay/10: answers after 10 s (the test allows for a busy thread pool, not for that).
             let realm = try HTTPBin.realm(backend: URLSessionBackend()).setTimeout(1)
             let start = ContinuousClock.now
             let error = try await #require(throws: ServiceError.self) {
-                try await TestEndpoint(realm, "delay/3").request()
+                try await TestEndpoint(realm, "delay/10").request()
             }
             let elapsed = seconds(since: start)
             #expect(error.kind == .timedOut)
-            #expect(elapsed < 2.5)
+            #expect(elapsed < 5)
             #expect(elapsed > 0.8)
             #expect(error.request?.timeoutInterval == 1)
         }
@@ -345,9 +345,9 @@ struct EndpointRealServerTests {
 
             let start = ContinuousClock.now
             handle.cancel()
-            let result = try await recorder.first(within: 1)
+            let result = try await recorder.first(within: 3)
 
-            #expect(seconds(since: start) < 1)
+            #expect(seconds(since: start) < 3)
             #expect(result.serviceError?.kind == .cancelled)
             #expect(result.serviceError?.request?.url?.path == "/delay/5")
             #expect(handle.isCancelled)
@@ -367,7 +367,7 @@ struct EndpointRealServerTests {
             task.cancel()
             let result = await task.result
 
-            #expect(seconds(since: start) < 1)
+            #expect(seconds(since: start) < 3)
             #expect(result.serviceError?.kind == .cancelled)
         }
     }
@@ -385,7 +385,7 @@ struct EndpointRealServerTests {
             }
             let result = await task.result
 
-            #expect(seconds(since: start) < 1)
+            #expect(seconds(since: start) < 3)
             #expect(result.serviceError?.kind == .cancelled)
             #expect(spy.requests.isEmpty)
         }

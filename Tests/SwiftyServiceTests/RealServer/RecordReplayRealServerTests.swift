@@ -14,8 +14,8 @@ struct OwnHTTPBin {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
-    static func start() throws -> OwnHTTPBin {
-        let output = try run(["start"])
+    static func start() async throws -> OwnHTTPBin {
+        let output = try await run(["start"])
         var values: [String: String] = [:]
         for pair in output.replacingOccurrences(of: "export ", with: "").split(whereSeparator: \.isWhitespace) {
             let parts = pair.split(separator: "=", maxSplits: 1)
@@ -27,9 +27,19 @@ struct OwnHTTPBin {
         return OwnHTTPBin(url: url, pid: pid)
     }
 
-    func stop() throws { _ = try Self.run(["stop", pid]) }
+    func stop() async throws { _ = try await Self.run(["stop", pid]) }
 
-    private static func run(_ arguments: [String]) throws -> String {
+    /// Runs the script on a thread of its own: it takes seconds, which must not block the small
+    /// cooperative thread pool that every other test shares.
+    private static func run(_ arguments: [String]) async throws -> String {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try runBlocking(arguments) })
+            }
+        }
+    }
+
+    private static func runBlocking(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = root.appendingPathComponent("scripts/httpbin")
         process.arguments = arguments
@@ -49,9 +59,9 @@ struct OwnHTTPBin {
 /// Relies on httpbin's `/anything`, `/status/418`, `/bytes/64` and `/response-headers`.
 @Suite struct RecordReplayRealServerTests {
     @Test func aSessionRecordedAgainstHttpbinReplaysIdenticallyAfterTheServerStops() async throws {
-        let server = try OwnHTTPBin.start()
+        let server = try await OwnHTTPBin.start()
         var stopped = false
-        defer { if !stopped { try? server.stop() } }
+        defer { if !stopped { Task { try? await server.stop() } } }
         let file = temporaryCassette()
         let realm = uniqueRealm().setBaseURL(server.url)
             .addHeaders(["Authorization": "Bearer secret-bearer-token", "X-Api-Key": "secret-api-key"])
@@ -69,7 +79,7 @@ struct OwnHTTPBin {
         for endpoint in endpoints { recorded.append(try await endpoint.request()) }
         #expect(recorded[0].statusCode == 200 && recorded[2].statusCode == 418 && recorded[3].data.count == 64)
 
-        try server.stop()
+        try await server.stop()
         stopped = true
         await #expect(throws: ServiceError.self) {
             try await endpoints[0].override { $0.use(URLSessionBackend()) }.request()

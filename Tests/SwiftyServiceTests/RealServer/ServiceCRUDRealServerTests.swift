@@ -301,7 +301,7 @@ struct ServiceCRUDRealServerTests {
             #expect(error.kind == .invalidRequest)
             let recorder = CallbackRecorder<ServiceResult>()
             promise.then { recorder.record($0) }
-            #expect(try await recorder.first(within: 1).error?.kind == .invalidRequest)
+            #expect(try await recorder.first(within: 3).error?.kind == .invalidRequest)
         }
         #expect(spy.requests.isEmpty)
     }
@@ -367,12 +367,12 @@ struct ServiceCRUDRealServerTests {
 
             let start = ContinuousClock.now
             promise.cancel()
-            let result = try await recorder.first(within: 1)
+            let result = try await recorder.first(within: 3)
             #expect(result.error?.kind == .cancelled)
             #expect(await waiting.result.serviceError?.kind == .cancelled)
             let error = try await #require(throws: ServiceError.self) { try await promise.value }
             #expect(error.kind == .cancelled)
-            #expect(seconds(since: start) < 1)
+            #expect(seconds(since: start) < 3)
 
             let late = CallbackRecorder<ServiceResult>()
             promise.then { late.record($0) }
@@ -394,7 +394,7 @@ struct ServiceCRUDRealServerTests {
             let start = ContinuousClock.now
             waiting.cancel()
             #expect(await waiting.result.serviceError?.kind == .cancelled)
-            #expect(seconds(since: start) < 1)
+            #expect(seconds(since: start) < 3)
             // The transfer itself was stopped: the backend answers with a cancellation, not the 5 s response.
             let answer = try await spy.answer(within: 2)
             #expect((answer.failure as? URLError)?.code == .cancelled, "the backend answered \(answer)")
@@ -404,8 +404,8 @@ struct ServiceCRUDRealServerTests {
 
     @Test("Cancelling a task awaiting value leaves the call running for a then closure that still waits")
     func cancellingOneWaiterKeepsTheCallForOthers() async throws {
-        // httpbin /delay/1: answers after 1 s.
-        let (service, _) = try usersService("delay/1", backend: URLSessionBackend())
+        // httpbin /delay/3: answers after 3 s, time enough for the waiter to be cancelled first.
+        let (service, _) = try usersService("delay/3", backend: URLSessionBackend())
         let promise = service.retrieve()
         let recorder = CallbackRecorder<ServiceResult>()
         promise.then { recorder.record($0) }

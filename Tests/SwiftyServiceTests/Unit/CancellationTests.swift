@@ -105,9 +105,16 @@ final class HangingBackend: NetworkBackend, @unchecked Sendable {
         realm.use(.stub(.delayed(0.05)))
         let count = 2_000
         let recorders = (0..<count).map { _ in CallbackRecorder<Result<Response, ServiceError>>() }
-        DispatchQueue.concurrentPerform(iterations: count) { index in
-            let handle = TestEndpoint(realm, "x").request { recorders[index].record($0) }
-            if index.isMultiple(of: 2) { handle.cancel() }
+        let realm = realm
+        // Off the cooperative pool: concurrentPerform blocks its thread until every iteration is done.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            DispatchQueue.global().async {
+                DispatchQueue.concurrentPerform(iterations: count) { index in
+                    let handle = TestEndpoint(realm, "x").request { recorders[index].record($0) }
+                    if index.isMultiple(of: 2) { handle.cancel() }
+                }
+                done.resume()
+            }
         }
         for recorder in recorders { _ = try await recorder.first() }
         try await Task.sleep(nanoseconds: 100_000_000)
