@@ -18,18 +18,24 @@ public enum RedirectPolicy: Sendable {
     public static let `default` = RedirectPolicy.follow(max: 10)
 }
 
-/// Applies a ``RedirectPolicy`` to a session's tasks, dropping credentials when a redirect leaves the origin.
-final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
-    enum Outcome: Equatable {
-        case followed
-        case tooMany
+/// The delegate of a ``URLSessionBackend``'s own session: applies its ``RedirectPolicy`` and turns
+/// credential challenges into plain 401 answers.
+final class SessionDelegate: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    /// How a task ended, as far as redirects and challenges go.
+    enum Ending {
+        case finished
+        case tooManyRedirects
+        /// A 307/308 to follow by sending this request anew (URLSession on Linux drops the body).
+        case resend(URLRequest, redirects: Int)
+        /// The server challenged for credentials: its 401 is the answer.
+        case challenged(HTTPURLResponse)
     }
 
     private struct Tracked {
-        let original: URLRequest
+        let sent: URLRequest
         let secrets: Redaction
-        var redirects = 0
-        var tooMany = false
+        var redirects: Int
+        var ending = Ending.finished
     }
 
     private let policy: RedirectPolicy
@@ -39,14 +45,15 @@ final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable
         self.policy = policy
     }
 
-    func track(_ task: URLSessionTask, request: URLRequest, secrets: Redaction) {
-        tracked.withLock { $0[task.taskIdentifier] = Tracked(original: request, secrets: secrets) }
+    func track(_ task: URLSessionTask, request: URLRequest, secrets: Redaction, redirects: Int) {
+        tracked.withLock {
+            $0[task.taskIdentifier] = Tracked(sent: request, secrets: secrets, redirects: redirects)
+        }
     }
 
-    /// Forgets the task; says whether it ended for having too many redirects.
-    func finish(_ task: URLSessionTask) -> Outcome {
-        let entry = tracked.withLock { $0.removeValue(forKey: task.taskIdentifier) }
-        return entry?.tooMany == true ? .tooMany : .followed
+    /// Forgets the task and says how it ended.
+    func finish(_ task: URLSessionTask) -> Ending {
+        tracked.withLock { $0.removeValue(forKey: task.taskIdentifier)?.ending } ?? .finished
     }
 
     func urlSession(
@@ -58,23 +65,50 @@ final class RedirectGuard: NSObject, URLSessionTaskDelegate, @unchecked Sendable
             return table[task.taskIdentifier]
         }
         guard let entry else { return completionHandler(request) }
-        var next = Self.redirect(
-            request, from: task.currentRequest?.url ?? response.url, secrets: entry.secrets)
-        if response.statusCode == 307 || response.statusCode == 308 {
-            next.httpMethod = entry.original.httpMethod
-            if next.httpBody == nil { next.httpBody = entry.original.httpBody }
+        var next = Self.redirect(request, from: entry.sent.url ?? response.url, secrets: entry.secrets)
+        let keepsBody = response.statusCode == 307 || response.statusCode == 308
+        if keepsBody {
+            next.httpMethod = entry.sent.httpMethod
+            next.httpBody = entry.sent.httpBody
         }
+        let decision: URLRequest?
         switch policy {
         case .never:
-            completionHandler(nil)
+            decision = nil
         case let .follow(max) where entry.redirects > max:
-            tracked.withLock { $0[task.taskIdentifier]?.tooMany = true }
-            completionHandler(nil)
+            tracked.withLock { $0[task.taskIdentifier]?.ending = .tooManyRedirects }
+            decision = nil
         case .follow:
-            completionHandler(next)
+            decision = next
         case let .custom(decide):
-            completionHandler(decide(response, next))
+            decision = decide(response, next)
         }
+        if let decision, keepsBody, decision.httpBody != nil {
+            // Stop here and send the request again ourselves: following it, Linux would drop the body.
+            tracked.withLock {
+                $0[task.taskIdentifier]?.ending = .resend(decision, redirects: entry.redirects)
+            }
+            return completionHandler(nil)
+        }
+        completionHandler(decision)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let httpMethods = [
+            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic,
+            NSURLAuthenticationMethodHTTPDigest,
+            NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
+        ]
+        guard httpMethods.contains(challenge.protectionSpace.authenticationMethod),
+            let head = challenge.failureResponse as? HTTPURLResponse
+        else { return completionHandler(.performDefaultHandling, nil) }
+        // Credentials belong in the request (or a middleware); the challenge's 401 is the answer. Left to
+        // its default handling, URLSession on Linux never finishes the task.
+        tracked.withLock { $0[task.taskIdentifier]?.ending = .challenged(head) }
+        completionHandler(.cancelAuthenticationChallenge, nil)
     }
 
     /// `request` without secret headers when it goes to another origin than `previous`.

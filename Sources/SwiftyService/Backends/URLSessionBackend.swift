@@ -7,15 +7,20 @@ import FoundationNetworking
 /// The default backend: sends requests with a `URLSession`.
 ///
 /// Cancelling a request (its handle, or the awaiting task) cancels the `URLSessionTask`. On a session of
-/// its own (every initializer but ``init(session:)``) redirects follow a ``RedirectPolicy``: a redirect to
-/// another origin (scheme, host or port) drops `Authorization`, `Proxy-Authorization`, `Cookie` and the
-/// realm's declared secret headers, on every platform, while a same-origin one keeps them; a 307 or 308
-/// keeps the method and the body (Linux would drop the body).
+/// its own (every initializer but ``init(session:)``) it also smooths over what URLSession does
+/// differently on Linux:
+/// - redirects follow a ``RedirectPolicy``: a redirect to another origin (scheme, host or port) drops
+///   `Authorization`, `Proxy-Authorization`, `Cookie` and the realm's declared secret headers, while a
+///   same-origin one keeps them; a 307 or 308 is sent again with its method and body (Linux drops the body);
+/// - a 401 that challenges for credentials (`WWW-Authenticate: Basic`) comes back as the 401 response
+///   (Linux would never finish the task), without its body;
+/// - a timeout with a fraction of a second is kept to the fraction (Linux rounds it down, so `0.5` would
+///   time out at once).
 public final class URLSessionBackend: NetworkBackend {
     /// The session that sends the requests.
     public let session: URLSession
     private let ownsSession: Bool
-    private let redirects: RedirectGuard?
+    private let delegate: SessionDelegate?
     /// Tasks started from Swift concurrency are created here, off the caller's thread: on Linux, creating
     /// one can block for milliseconds while URLSession is busy, which would stall the small cooperative
     /// thread pool that every task shares. Callers on their own threads start directly.
@@ -33,17 +38,17 @@ public final class URLSessionBackend: NetworkBackend {
         configuration: URLSessionConfiguration = URLSessionBackend.defaultConfiguration(),
         redirects policy: RedirectPolicy = .default
     ) {
-        let redirects = RedirectGuard(policy)
-        session = URLSession(configuration: configuration, delegate: redirects, delegateQueue: nil)
-        self.redirects = redirects
+        let delegate = SessionDelegate(policy)
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        self.delegate = delegate
         ownsSession = true
     }
 
-    /// A backend on an existing session, which the caller keeps ownership of (and the redirect handling
-    /// of its delegate).
+    /// A backend on an existing session, which the caller keeps ownership of (and the redirect and
+    /// challenge handling of its delegate).
     public init(session: URLSession) {
         self.session = session
-        redirects = nil
+        delegate = nil
         ownsSession = false
     }
 
@@ -62,50 +67,108 @@ public final class URLSessionBackend: NetworkBackend {
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        let urlRequest = request.urlRequest
-        let started = Locked<StartedTask>.make(StartedTask())
-        let start: @Sendable () -> Void = { [session, redirects] in
-            let task = session.dataTask(with: urlRequest) { data, response, error in
-                let redirected = started.withLock({ $0.task }).flatMap { redirects?.finish($0) }
-                if redirected == .tooMany {
-                    completion(.failure(URLError(.httpTooManyRedirects)))
-                } else if let error {
-                    completion(.failure(error))
-                } else if let response = response as? HTTPURLResponse {
-                    completion(
-                        .success(Response(request: urlRequest, response: response, data: data ?? Data())))
-                } else {
-                    completion(.failure(URLError(.badServerResponse)))
-                }
-            }
-            redirects?.track(task, request: urlRequest, secrets: request.redaction)
-            let cancelled = started.withLock { state -> Bool in
-                state.task = task
-                return state.isCancelled
-            }
-            if cancelled {
-                task.cancel()
-            } else {
-                task.resume()
-            }
+        let transfer = Transfer(request: request, completion: completion)
+        let timeout = request.urlRequest.timeoutInterval
+        if delegate != nil, timeout > 0, timeout.rounded(.down) != timeout {
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { transfer.timeOut() }
         }
         if withUnsafeCurrentTask(body: { $0 != nil }) {
-            queue.async(execute: start)
+            queue.async { [self] in start(request.urlRequest, for: transfer, redirects: 0) }
         } else {
-            start()
+            start(request.urlRequest, for: transfer, redirects: 0)
         }
-        return BackendTask {
-            let task = started.withLock { state -> URLSessionDataTask? in
-                state.isCancelled = true
-                return state.task
-            }
-            task?.cancel()
-        }
+        return BackendTask { transfer.cancel() }
     }
 
-    private struct StartedTask {
+    /// Starts one task of the transfer: the first, or the one that re-sends a 307/308 with its body.
+    private func start(_ urlRequest: URLRequest, for transfer: Transfer, redirects: Int) {
+        var sent = urlRequest
+        if delegate != nil, sent.timeoutInterval > 0, sent.timeoutInterval < 1 { sent.timeoutInterval = 1 }
+        let task = session.dataTask(with: sent) { [self, delegate] data, response, error in
+            let ending = transfer.task.flatMap { delegate?.finish($0) } ?? .finished
+            if case let .resend(next, count) = ending, !transfer.isOver {
+                start(next, for: transfer, redirects: count)
+                return
+            }
+            if case .tooManyRedirects = ending {
+                transfer.finish(.failure(URLError(.httpTooManyRedirects)))
+            } else if case let .challenged(head) = ending {
+                transfer.finish(
+                    .success(Response(request: transfer.request.urlRequest, response: head, data: Data())))
+            } else if let error {
+                transfer.finish(.failure(error))
+            } else if let response = response as? HTTPURLResponse {
+                transfer.finish(
+                    .success(
+                        Response(
+                            request: transfer.request.urlRequest, response: response, data: data ?? Data())))
+            } else {
+                transfer.finish(.failure(URLError(.badServerResponse)))
+            }
+        }
+        delegate?.track(task, request: sent, secrets: transfer.request.redaction, redirects: redirects)
+        if transfer.begin(task) { task.resume() }
+    }
+}
+
+/// One request's way through one or more `URLSessionTask`s, finished exactly once.
+private final class Transfer: Sendable {
+    private struct State {
         var task: URLSessionDataTask?
-        var isCancelled = false
+        var over = false
+        var cancelled = false
+        var timedOut = false
+    }
+
+    let request: BackendRequest
+    private let completion: @Sendable (Result<Response, any Error>) -> Void
+    private let state = Locked.make(State())
+
+    init(request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void) {
+        self.request = request
+        self.completion = completion
+    }
+
+    var task: URLSessionDataTask? { state.withLock { $0.task } }
+    var isOver: Bool { state.withLock { $0.over || $0.cancelled || $0.timedOut } }
+
+    /// Makes `task` the current one; `false` when the transfer was cancelled before it could start, which
+    /// is then reported as `URLError(.cancelled)`.
+    func begin(_ task: URLSessionDataTask) -> Bool {
+        let (cancelled, timedOut) = state.withLock { state -> (Bool, Bool) in
+            state.task = task
+            return (state.cancelled, state.timedOut)
+        }
+        if cancelled || timedOut { finish(.failure(URLError(.cancelled))) }
+        return !(cancelled || timedOut)
+    }
+
+    func finish(_ result: Result<Response, any Error>) {
+        let (first, timedOut) = state.withLock { state -> (Bool, Bool) in
+            defer { state.over = true }
+            return (!state.over, state.timedOut)
+        }
+        guard first else { return }
+        completion(timedOut ? .failure(URLError(.timedOut)) : result)
+    }
+
+    /// Stops the transfer; its completion still runs, once, with `URLError(.cancelled)`.
+    func cancel() {
+        let task = state.withLock { state -> URLSessionDataTask? in
+            state.cancelled = true
+            return state.task
+        }
+        task?.cancel()
+    }
+
+    /// The precise deadline of a fractional timeout passed: the task is cancelled and reports a timeout.
+    func timeOut() {
+        let task = state.withLock { state -> URLSessionDataTask? in
+            guard !state.over, !state.cancelled else { return nil }
+            state.timedOut = true
+            return state.task
+        }
+        task?.cancel()
     }
 }
 

@@ -7,58 +7,95 @@ import FoundationNetworking
 /// Lets identical GETs in flight at the same time share one trip to the backend (innermost in the chain).
 ///
 /// Requests are identical when their URLs and headers are. Each caller gets its own copy of the result;
-/// a caller that cancels stops waiting alone, and the shared request is cancelled only when every caller
-/// has.
+/// a caller that cancels stops waiting at once, alone, and the shared request is cancelled only when
+/// every caller has.
 final class Coalescer: Middleware {
-    private struct Flight {
-        let task: Task<Response, any Error>
-        var waiting: Int
-    }
-
-    private let flights = Locked<[Key: Flight]>.make([:])
-
     private struct Key: Hashable {
         let url: URL?
         let headers: [String: String]
     }
+
+    private struct Flight {
+        var task: Task<Void, Never>?
+        var callers: [Caller]
+    }
+
+    private let flights = Locked<[Key: Flight]>.make([:])
 
     func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
         -> Response
     {
         guard (request.httpMethod ?? "GET") == "GET" else { return try await next(request) }
         let key = Key(url: request.url, headers: request.allHTTPHeaderFields ?? [:])
-        let flights = flights
-        let task = flights.withLock { table -> Task<Response, any Error> in
-            if var flight = table[key] {
-                flight.waiting += 1
-                table[key] = flight
-                return flight.task
+        let caller = Caller()
+        let starts = flights.withLock { flights -> Bool in
+            if flights[key] != nil {
+                flights[key]?.callers.append(caller)
+                return false
             }
-            let task = Task {
-                defer { flights.withLock { $0[key] = nil } }
-                return try await next(request)
+            flights[key] = Flight(task: nil, callers: [caller])
+            return true
+        }
+        if starts {
+            let task = Task { [flights] in
+                let result = await Result { try await next(request) }
+                let callers = flights.withLock { $0.removeValue(forKey: key)?.callers } ?? []
+                for caller in callers { caller.deliver(result) }
             }
-            table[key] = Flight(task: task, waiting: 1)
-            return task
+            flights.withLock { $0[key]?.task = task }
         }
         return try await withTaskCancellationHandler {
-            let result = await task.result
-            leave(key, task: task, cancelling: false)
-            try Task.checkCancellation()
-            return try result.get()
+            try await caller.result().get()
         } onCancel: {
-            leave(key, task: task, cancelling: true)
+            caller.deliver(.failure(CancellationError()))
+            let abandoned = flights.withLock { flights -> Task<Void, Never>? in
+                guard let flight = flights[key], flight.callers.allSatisfy(\.isDone) else { return nil }
+                return flight.task
+            }
+            abandoned?.cancel()
         }
     }
 
-    /// One caller stops waiting; when it cancels and was the last, the shared request is cancelled.
-    private func leave(_ key: Key, task: Task<Response, any Error>, cancelling: Bool) {
-        let cancelShared = flights.withLock { table -> Bool in
-            guard var flight = table[key], flight.task == task else { return false }
-            flight.waiting -= 1
-            table[key] = flight
-            return cancelling && flight.waiting == 0
+    /// One caller's wait for the shared result: whichever comes first, the result or its cancellation.
+    private final class Caller: Sendable {
+        private struct State {
+            var result: Result<Response, any Error>?
+            var waiter: CheckedContinuation<Result<Response, any Error>, Never>?
         }
-        if cancelShared { task.cancel() }
+
+        private let state = Locked.make(State())
+
+        var isDone: Bool { state.withLock { $0.result != nil } }
+
+        func deliver(_ result: Result<Response, any Error>) {
+            let waiter = state.withLock { state -> CheckedContinuation<Result<Response, any Error>, Never>? in
+                guard state.result == nil else { return nil }
+                state.result = result
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: result)
+        }
+
+        func result() async -> Result<Response, any Error> {
+            await withCheckedContinuation { waiter in
+                let result = state.withLock { state -> Result<Response, any Error>? in
+                    if state.result == nil { state.waiter = waiter }
+                    return state.result
+                }
+                if let result { waiter.resume(returning: result) }
+            }
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The outcome of an async throwing body.
+    init(catching body: () async throws -> Success) async {
+        do {
+            self = .success(try await body())
+        } catch {
+            self = .failure(error)
+        }
     }
 }

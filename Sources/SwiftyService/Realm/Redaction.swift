@@ -77,12 +77,17 @@ public struct Redaction: Sendable, Hashable {
         return URL(string: string.replacingCharacters(in: range, with: "?" + redacted)) ?? url
     }
 
-    /// The values of `request`'s secret headers and query parameters (raw and percent-decoded), so that
-    /// they can be scrubbed wherever else they show up — in a body a server echoes, for instance.
+    /// The values of `request`'s secret headers and query parameters, so that they can be scrubbed
+    /// wherever else they show up — in a body a server echoes, for instance: each whole value, the
+    /// credential after an auth scheme (`Bearer <token>`), percent-decoded query values, and the forms
+    /// JSON gives them (`/` written as `\/`).
     public func secretValues(in request: URLRequest) -> [String] {
         var values: [String] = []
         for (name, value) in request.allHTTPHeaderFields ?? [:] where isSecret(header: name) {
             values.append(value)
+            if let space = value.firstIndex(of: " ") {
+                values.append(value[value.index(after: space)...].trimmingCharacters(in: .whitespaces))
+            }
         }
         if !queryKeys.isEmpty, let url = request.url,
             let items = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQueryItems
@@ -95,6 +100,7 @@ public struct Redaction: Sendable, Hashable {
                 if let decoded = value.removingPercentEncoding, decoded != value { values.append(decoded) }
             }
         }
+        values += values.filter { $0.contains("/") }.map { $0.replacingOccurrences(of: "/", with: #"\/"#) }
         return values.filter { !$0.isEmpty }
     }
 }
