@@ -252,4 +252,31 @@ final class ManualClock: @unchecked Sendable {
         #expect(try await get().source == .network)
         #expect(spy.requests.count == 2)
     }
+
+    @Test func twoCachesSharingADirectoryUnderConcurrentUseNeverFailOrServeAnotherURLsBody() async throws {
+        // Two caches on one directory stand for two processes: each writes atomically, so whatever one
+        // reads is a whole entry, of the URL it asked for.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shared-\(UUID().uuidString)")
+        let spy = SpyBackend(StubBackend { request in
+            .init(headers: ["Cache-Control": "max-age=600"], data: Data(request.urlRequest.url!.path.utf8))
+        })
+        let realms = try (0..<2).map { _ in
+            uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy)
+                .useCache(try HTTPCache(memoryLimit: 2_000, directory: directory, diskLimit: 20_000))
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<8 {
+                group.addTask {
+                    for round in 0..<60 {
+                        let path = "item/\((worker * 7 + round) % 25)"
+                        let response = try await TestEndpoint(realms[round % 2], path).request()
+                        #expect(try response.mapString() == "/" + path)
+                        if round.isMultiple(of: 10) { await Task.yield() }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(spy.requests.count < 8 * 60, "the caches served some of it")
+    }
 }

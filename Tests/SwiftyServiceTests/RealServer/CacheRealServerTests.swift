@@ -115,4 +115,22 @@ import FoundationNetworking
         #expect(try await TestEndpoint(realm, "cache/60").request().source == .cache)
         #expect(spy.requests.count == 2)
     }
+
+    @Test func theRealmsPerCRUDPolicyIsHonouredForAServiceAndAnEndpoint() async throws {
+        // httpbin /cache: Last-Modified is now, so the entry is stale at once; only the retrieve policy
+        // (.returnCacheDataElseLoad) lets it be served without asking the server.
+        let (realm, spy) = try realm(HTTPCache())
+        realm.overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
+        let service = Service(baseURL: try HTTPBin.url().appendingPathComponent("cache"))
+        realm.register(service)
+        _ = try await service.retrieve().value
+        #expect(try await service.retrieve().value.source == .cache)
+        _ = try await TestEndpoint(realm, "etag/per-crud").request()
+        #expect(try await TestEndpoint(realm, "etag/per-crud").request().source == .cache)
+        #expect(spy.requests.count == 2)
+
+        realm.overrideCachePolicy(.useProtocolCachePolicy, forCrudMethod: .retrieve)
+        #expect(try await service.retrieve().value.source == .revalidated)
+        #expect(spy.requests.count == 3)
+    }
 }
