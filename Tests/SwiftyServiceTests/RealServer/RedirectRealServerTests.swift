@@ -56,6 +56,24 @@ struct RedirectRealServerTests {
         #expect(echo.header("X-Trace") == "trace-123")
     }
 
+    @Test("A redirect to a second httpbin on another port drops the secrets too; only the port differs")
+    func otherPortRedirectDropsSecrets() async throws {
+        // httpbin /redirect-to (302) from this server to a second httpbin of the test's own, on 127.0.0.1
+        // too; the second one's /anything echoes what arrived.
+        let second = try await OwnHTTPBin.start()
+        defer { Task { try? await second.stop() } }
+        let target = second.url.appendingPathComponent("anything/second").absoluteString
+        let first = try HTTPBin.url()
+        #expect(second.url.host == first.host && second.url.port != first.port)
+
+        let echo = try await redirect(try realmWithSecrets(), to: target, status: 307).request().echo()
+
+        #expect(echo.url == target)
+        #expect(echo.header("Authorization") == nil && echo.header("Cookie") == nil)
+        #expect(echo.header("Proxy-Authorization") == nil && echo.header("X-Api-Key") == nil)
+        #expect(echo.header("X-Trace") == "trace-123")
+    }
+
     @Test("A same-origin redirect keeps every header, secrets included")
     func sameOriginRedirectKeepsSecrets() async throws {
         // httpbin /redirect-to (302) from 127.0.0.1 to 127.0.0.1/anything, which echoes the headers. This is
