@@ -6,6 +6,7 @@ struct Outcome {
         case nanosecondsPerOperation = "ns/op"
         case requestsPerSecond = "req/s"
         case bytesPerRequest = "bytes/request"
+        case megabytes = "MB"
         case ratio = "x"
     }
 
@@ -134,10 +135,10 @@ func processCPUTime() -> UInt64 {
 func mallocTrim(_ pad: Int) -> Int32
 #endif
 
-/// Resident memory of this process in bytes, after returning freed memory to the system.
-func residentBytes() -> Int? {
+/// Resident memory of this process in bytes, after returning freed memory to the system when `trimming`.
+func residentBytes(trimming: Bool = true) -> Int? {
     #if os(Linux)
-    _ = mallocTrim(0)
+    if trimming { _ = mallocTrim(0) }
     guard let statm = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
     let fields = statm.split(separator: " ")
     guard fields.count > 1, let pages = Int(fields[1]) else { return nil }

@@ -43,3 +43,4 @@ if let liveURL {
         Data("live.*: skipped, no --url given (scripts/bench starts a server)\n".utf8))
 }
 if wanted("memory.retained") { report(memoryRetained(settings)) }
+if let liveURL, wanted("transfer.memory") { report(try await transferMemory(settings, base: liveURL)) }

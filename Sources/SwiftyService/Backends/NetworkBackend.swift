@@ -23,6 +23,17 @@ public protocol NetworkBackend: Sendable {
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     )
         -> BackendTask
+
+    /// Whether this backend streams bodies from ``BackendRequest/bodyFile`` and writes responses to
+    /// ``BackendRequest/downloadFile`` itself. When not (the default), SwiftyService reads file bodies into
+    /// memory before `send` and writes downloads to their files after it, so every backend handles
+    /// uploads and downloads.
+    var supportsStreaming: Bool { get }
+}
+
+extension NetworkBackend {
+    /// `false`: SwiftyService moves file bodies and downloads through memory for this backend.
+    public var supportsStreaming: Bool { false }
 }
 
 /// A backend for a network library with an `async` API: implement one `async` method.
@@ -70,6 +81,15 @@ public struct BackendRequest: Sendable {
     public let sampleData: Data
     /// What the realm declares secret, for backends that log or record.
     public let redaction: Redaction
+    /// A file the body is to be streamed from (`urlRequest.httpBody` is then empty). Only backends that
+    /// declare ``NetworkBackend/supportsStreaming`` ever see one; others get the body in memory.
+    public var bodyFile: URL? { bodySource?.url }
+    /// Where to write the response body instead of memory; the ``Response`` then has `fileURL` set to it
+    /// and empty `data`. Only streaming backends see one.
+    public internal(set) var downloadFile: URL?
+    var bodySource: BodyFile?
+    var download: DownloadDestination?
+    var progress: ProgressThrottle?
 
     /// Creates a backend request; SwiftyService makes these, tests of a backend may too.
     public init(
@@ -82,6 +102,27 @@ public struct BackendRequest: Sendable {
         self.sampleData = sampleData
         self.redaction = redaction
     }
+
+    init(
+        urlRequest: URLRequest, endpoint: (any SwiftyServiceProtocol)?, crudMethod: CRUDMethod?,
+        sampleData: Data,
+        redaction: Redaction, bodyFile: BodyFile?, download: DownloadDestination?
+    ) {
+        self.init(
+            urlRequest: urlRequest, endpoint: endpoint, crudMethod: crudMethod, sampleData: sampleData,
+            redaction: redaction)
+        bodySource = bodyFile
+        self.download = download
+        downloadFile = download?.stagingFile()
+    }
+
+    /// Reports how far the transfer has come; SwiftyService throttles what reaches the caller.
+    public func reportProgress(_ progress: TransferProgress) {
+        self.progress?.report(progress)
+    }
+
+    /// Whether the caller asked for progress reports (backends may then pick a slower, reporting path).
+    public var wantsProgress: Bool { progress != nil }
 }
 
 /// A transfer a backend started, and how to stop it.

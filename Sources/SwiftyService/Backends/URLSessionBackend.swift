@@ -80,41 +80,72 @@ public final class URLSessionBackend: NetworkBackend {
         return BackendTask { transfer.cancel() }
     }
 
+    /// Whether this backend streams file bodies and downloads: on a session of its own, yes.
+    public var supportsStreaming: Bool { delegate != nil }
+
     /// Starts one task of the transfer: the first, or the one that re-sends a 307/308 with its body.
+    ///
+    /// Plain requests use a data task with a completion handler. File bodies, downloads and progress
+    /// reports need the delegate: an upload task streamed from the file, or a download task writing to disk.
     private func start(_ urlRequest: URLRequest, for transfer: Transfer, redirects: Int) {
         var sent = urlRequest
         if delegate != nil, sent.timeoutInterval > 0, sent.timeoutInterval < 1 { sent.timeoutInterval = 1 }
-        let task = session.dataTask(with: sent) { [self, delegate] data, response, error in
-            let ending = transfer.task.flatMap { delegate?.finish($0) } ?? .finished
-            if case let .resend(next, count) = ending, !transfer.isOver {
-                start(next, for: transfer, redirects: count)
-                return
+        let request = transfer.request
+        let task: URLSessionTask
+        if let delegate, request.bodyFile != nil || request.downloadFile != nil || request.wantsProgress {
+            task =
+                request.bodyFile.map { session.uploadTask(with: sent, fromFile: $0) }
+                ?? session.downloadTask(with: sent)
+            delegate.stream(task, for: request) { [self] task, error, body in
+                conclude(transfer, delegate.finish(task), error: error, head: task.response, body: body)
             }
-            if case .tooManyRedirects = ending {
-                transfer.finish(.failure(URLError(.httpTooManyRedirects)))
-            } else if case let .challenged(head) = ending {
-                transfer.finish(
-                    .success(Response(request: transfer.request.urlRequest, response: head, data: Data())))
-            } else if let error {
+        } else {
+            task = session.dataTask(with: sent) { [self, delegate] data, response, error in
+                let ending = transfer.task.flatMap { delegate?.finish($0) } ?? .finished
+                conclude(transfer, ending, error: error, head: response, body: .data(data ?? Data()))
+            }
+        }
+        delegate?.track(task, request: sent, secrets: request.redaction, redirects: redirects)
+        if transfer.begin(task) { task.resume() }
+    }
+
+    /// Finishes the transfer from how its task ended, or starts the next task of a 307/308.
+    private func conclude(
+        _ transfer: Transfer, _ ending: SessionDelegate.Ending, error: (any Error)?, head: URLResponse?,
+        body: SessionDelegate.Body
+    ) {
+        let request = transfer.request.urlRequest
+        switch ending {
+        case let .resend(next, count) where !transfer.isOver:
+            body.discard()
+            start(next, for: transfer, redirects: count)
+        case .tooManyRedirects:
+            body.discard()
+            transfer.finish(.failure(URLError(.httpTooManyRedirects)))
+        case let .challenged(head):
+            body.discard()
+            transfer.finish(.success(Response(request: request, response: head, data: Data())))
+        default:
+            if let error {
+                body.discard()
                 transfer.finish(.failure(error))
-            } else if let response = response as? HTTPURLResponse {
+            } else if let head = head as? HTTPURLResponse {
                 transfer.finish(
-                    .success(
-                        Response(
-                            request: transfer.request.urlRequest, response: response, data: data ?? Data())))
+                    Result {
+                        try body.response(for: request, head: head, into: transfer.request.downloadFile)
+                    })
             } else {
+                body.discard()
                 transfer.finish(.failure(URLError(.badServerResponse)))
             }
         }
-        delegate?.track(task, request: sent, secrets: transfer.request.redaction, redirects: redirects)
-        if transfer.begin(task) { task.resume() }
     }
 }
 
 /// One request's way through one or more `URLSessionTask`s, finished exactly once.
 private final class Transfer: Sendable {
     private struct State {
-        var task: URLSessionDataTask?
+        var task: URLSessionTask?
         var over = false
         var cancelled = false
         var timedOut = false
@@ -129,12 +160,12 @@ private final class Transfer: Sendable {
         self.completion = completion
     }
 
-    var task: URLSessionDataTask? { state.withLock { $0.task } }
+    var task: URLSessionTask? { state.withLock { $0.task } }
     var isOver: Bool { state.withLock { $0.over || $0.cancelled || $0.timedOut } }
 
     /// Makes `task` the current one; `false` when the transfer was cancelled before it could start, which
     /// is then reported as `URLError(.cancelled)`.
-    func begin(_ task: URLSessionDataTask) -> Bool {
+    func begin(_ task: URLSessionTask) -> Bool {
         let (cancelled, timedOut) = state.withLock { state -> (Bool, Bool) in
             state.task = task
             return (state.cancelled, state.timedOut)
@@ -154,7 +185,7 @@ private final class Transfer: Sendable {
 
     /// Stops the transfer; its completion still runs, once, with `URLError(.cancelled)`.
     func cancel() {
-        let task = state.withLock { state -> URLSessionDataTask? in
+        let task = state.withLock { state -> URLSessionTask? in
             state.cancelled = true
             return state.task
         }
@@ -163,7 +194,7 @@ private final class Transfer: Sendable {
 
     /// The precise deadline of a fractional timeout passed: the task is cancelled and reports a timeout.
     func timeOut() {
-        let task = state.withLock { state -> URLSessionDataTask? in
+        let task = state.withLock { state -> URLSessionTask? in
             guard !state.over, !state.cancelled else { return nil }
             state.timedOut = true
             return state.task

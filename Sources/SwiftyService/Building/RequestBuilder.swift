@@ -30,12 +30,13 @@ struct RequestDraft {
     var validStatusCodes: StatusCodes = .realmDefault
     var middleware: [any Middleware] = []
     var errorBody: ErrorBody?
+    var download: DownloadDestination?
     var endpoint: (any SwiftyServiceProtocol)?
 }
 
 /// A built request and everything needed to send it: the realm's decisions, frozen at build time.
 struct PreparedRequest: Sendable {
-    let backendRequest: BackendRequest
+    var backendRequest: BackendRequest
     let backend: any NetworkBackend
     let callbackQueue: DispatchQueue?
     let validStatusCodes: StatusCodes
@@ -105,6 +106,7 @@ enum RequestBuilder {
 
         var query = base.query.map(String.init)
         var body: Data?
+        var bodyFile: BodyFile?
         var contentType: String?
         do {
             if let bodyOfItsOwn = draft.body {
@@ -118,11 +120,27 @@ enum RequestBuilder {
                 if let parameters = draft.parameters {
                     query = try appendQuery(parameters, draft.encoding, to: query)
                 }
+                contentType = bodyOfItsOwn.contentType
                 switch bodyOfItsOwn.content {
                 case let .data(data): body = data
                 case let .unencodable(reason): throw invalid(.unencodableBody(reason))
+                case let .file(url):
+                    guard FileManager.default.isReadableFile(atPath: url.path) else {
+                        throw invalid(.invalidBody("the file '\(url.path)' cannot be read"))
+                    }
+                    bodyFile = BodyFile(url: url, isTemporary: false)
+                case let .multipart(form):
+                    do {
+                        let (encoded, type) = try form.encode()
+                        contentType = type
+                        switch encoded {
+                        case let .data(data): body = data
+                        case let .file(file): bodyFile = file
+                        }
+                    } catch let problem as MultipartProblem {
+                        throw invalid(.invalidBody(problem.reason))
+                    }
                 }
-                contentType = bodyOfItsOwn.contentType
             } else if let parameters = draft.parameters {
                 switch draft.encoding.destination {
                 case .automatic where method.prefersQueryParameters, .query:
@@ -149,6 +167,11 @@ enum RequestBuilder {
         }
 
         if let reason = headers.firstInvalid() { throw invalid(reason) }
+        if let download = draft.download, !download.replacesExisting,
+            FileManager.default.fileExists(atPath: download.url.path)
+        {
+            throw invalid(.downloadDestinationExists(download.url.path))
+        }
         if let contentType, headers.value(for: "Content-Type") == nil {
             headers.set("Content-Type", contentType)
         }
@@ -168,7 +191,8 @@ enum RequestBuilder {
             backendRequest: BackendRequest(
                 urlRequest: request, endpoint: draft.endpoint, crudMethod: draft.verb.crudMethod,
                 sampleData: draft.sampleData,
-                redaction: override.map { realm.redaction.union($0.redaction) } ?? realm.redaction),
+                redaction: override.map { realm.redaction.union($0.redaction) } ?? realm.redaction,
+                bodyFile: bodyFile, download: draft.download),
             backend: override?.backendOverride ?? realm.backend,
             callbackQueue: override?.callbackQueue ?? realm.callbackQueue,
             validStatusCodes: override?.validStatusCodes

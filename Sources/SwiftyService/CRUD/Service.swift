@@ -68,6 +68,11 @@ public final class Service: Sendable, CustomStringConvertible {
         perform(.create, body: .json(body, encoder: encoder), override: nil)
     }
 
+    /// Creates a resource from any ``RequestBody``: a file (streamed), a multipart form, bytes or JSON.
+    public func create(_ body: RequestBody) -> ServicePromise {
+        perform(.create, body: body, override: nil)
+    }
+
     /// Retrieves the collection: `GET base` (as mapped), with optional query parameters.
     public func retrieve(query: [String: Any]? = nil) -> ServicePromise {
         perform(.retrieve, query: query, override: nil)
@@ -88,6 +93,11 @@ public final class Service: Sendable, CustomStringConvertible {
         -> ServicePromise
     {
         perform(.update, id: id, body: .json(body, encoder: encoder), override: nil)
+    }
+
+    /// Replaces a resource with any ``RequestBody``: a file (streamed), a multipart form, bytes or JSON.
+    public func update(_ id: String, _ body: RequestBody) -> ServicePromise {
+        perform(.update, id: id, body: body, override: nil)
     }
 
     /// Deletes a resource: `DELETE base/id` (as mapped).
@@ -151,6 +161,11 @@ public struct ServiceOverride: Sendable {
         service.perform(.create, body: .json(body, encoder: encoder), override: configuration)
     }
 
+    /// ``Service/create(_:)-(RequestBody)`` with the one-off settings.
+    public func create(_ body: RequestBody) -> ServicePromise {
+        service.perform(.create, body: body, override: configuration)
+    }
+
     /// ``Service/retrieve(query:)`` with the one-off settings.
     public func retrieve(query: [String: Any]? = nil) -> ServicePromise {
         service.perform(.retrieve, query: query, override: configuration)
@@ -171,6 +186,11 @@ public struct ServiceOverride: Sendable {
         -> ServicePromise
     {
         service.perform(.update, id: id, body: .json(body, encoder: encoder), override: configuration)
+    }
+
+    /// ``Service/update(_:_:)-(String,RequestBody)`` with the one-off settings.
+    public func update(_ id: String, _ body: RequestBody) -> ServicePromise {
+        service.perform(.update, id: id, body: body, override: configuration)
     }
 
     /// ``Service/destroy(_:)`` with the one-off settings.

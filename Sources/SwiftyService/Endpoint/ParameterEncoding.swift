@@ -65,36 +65,6 @@ public struct ParameterEncoding: Sendable, Hashable {
     }
 }
 
-/// A request body an endpoint supplies itself, instead of parameters: raw bytes or an `Encodable` value.
-public struct RequestBody: Sendable {
-    enum Content: Sendable {
-        case data(Data)
-        case unencodable(String)
-    }
-
-    let content: Content
-    /// The Content-Type sent unless the realm, endpoint or override sets one.
-    public let contentType: String
-
-    /// Raw bytes, sent as `contentType` (`application/octet-stream` by default).
-    public static func data(_ data: Data, contentType: String = "application/octet-stream") -> RequestBody {
-        RequestBody(content: .data(data), contentType: contentType)
-    }
-
-    /// A value encoded as JSON with `encoder`, sent as `application/json`.
-    ///
-    /// Without an encoder, a `JSONEncoder` with `.sortedKeys`: the same value always makes the same bytes,
-    /// which keeps recorded cassettes and body matching stable.
-    public static func json<Value: Encodable>(_ value: Value, encoder: JSONEncoder? = nil) -> RequestBody {
-        do {
-            let data = try (encoder ?? sortedKeysEncoder()).encode(value)
-            return RequestBody(content: .data(data), contentType: "application/json")
-        } catch {
-            return RequestBody(content: .unencodable("\(error)"), contentType: "application/json")
-        }
-    }
-}
-
 /// A `JSONEncoder` that writes keys in sorted order; made per use, as encoders are not shareable on
 /// every platform.
 func sortedKeysEncoder() -> JSONEncoder {

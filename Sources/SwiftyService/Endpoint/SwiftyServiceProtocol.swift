@@ -52,6 +52,8 @@ public protocol SwiftyServiceProtocol: Sendable {
     var middleware: [any Middleware] { get }
     /// How bodies of unacceptable statuses are decoded; the realm's unless set.
     var errorBody: ErrorBody? { get }
+    /// Where to write the response body instead of memory; `nil` (the default) keeps it in `data`.
+    var download: DownloadDestination? { get }
 
     /// Hands a result to a callback of this module's own shape.
     static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType)
@@ -78,6 +80,8 @@ extension SwiftyServiceProtocol {
     public var middleware: [any Middleware] { [] }
     /// The realm's.
     public var errorBody: ErrorBody? { nil }
+    /// None: the body stays in memory.
+    public var download: DownloadDestination? { nil }
 }
 
 extension SwiftyServiceProtocol

@@ -10,12 +10,14 @@ public struct Response: Sendable, CustomStringConvertible {
     public let request: URLRequest
     /// The HTTP response head: status and headers.
     public let response: HTTPURLResponse
-    /// The response body; empty when there is none.
-    public let data: Data
+    /// The response body; empty when there is none, and for a download (see ``fileURL``).
+    public internal(set) var data: Data
     /// How many times the request was sent to get this response: more than 1 after retries.
     public internal(set) var attempts = 1
     /// Where the response came from: the network, a realm's ``HTTPCache``, or the cache after a 304.
     public internal(set) var source = Source.network
+    /// The file the body was written to, for a download; `data` is then empty.
+    public internal(set) var fileURL: URL?
 
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
@@ -32,6 +34,12 @@ public struct Response: Sendable, CustomStringConvertible {
         self.request = request
         self.response = response
         self.data = data
+    }
+
+    /// A response whose body a streaming backend wrote to `fileURL` (``BackendRequest/downloadFile``).
+    public init(request: URLRequest, response: HTTPURLResponse, fileURL: URL) {
+        self.init(request: request, response: response, data: Data())
+        self.fileURL = fileURL
     }
 
     /// Creates a response from its parts; `url` defaults to the request's.

@@ -42,6 +42,10 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         case invalidIdentifier(String)
         /// The endpoint asks for two bodies (e.g. a ``RequestBody`` and form or JSON parameters).
         case conflictingBody(String)
+        /// A file or multipart body that cannot be sent: an unreadable file, a CR or LF in a part's name.
+        case invalidBody(String)
+        /// A download would overwrite a file, and the destination does not allow replacing it.
+        case downloadDestinationExists(String)
 
         /// The cause in words.
         public var description: String {
@@ -56,6 +60,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
             case let .unencodableBody(reason): "the body cannot be encoded: \(reason)"
             case let .invalidIdentifier(reason): reason
             case let .conflictingBody(reason): reason
+            case let .invalidBody(reason): reason
+            case let .downloadDestinationExists(path):
+                "the download destination '\(path)' exists and may not be replaced"
             }
         }
     }

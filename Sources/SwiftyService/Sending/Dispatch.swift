@@ -25,14 +25,14 @@ extension PreparedRequest {
             handle.attach(BackendTask { task.cancel() })
             return
         }
-        let request = urlRequest
-        let validStatusCodes = validStatusCodes
-        let errorBody = errorBody
-        let task = backend.send(backendRequest) { result in
-            handle.finish(
-                Self.outcome(
-                    of: result, request: request, validStatusCodes: validStatusCodes, errorBody: errorBody))
+        let sent: BackendRequest
+        do {
+            sent = try backendRequest.adapted(for: backend)
+        } catch {
+            handle.finish(.failure(ServiceError(error, request: urlRequest)))
+            return
         }
+        let task = backend.send(sent) { result in handle.finish(conclude(result)) }
         handle.attach(task)
     }
 
@@ -57,10 +57,9 @@ extension PreparedRequest {
             redaction: backendRequest.redaction, counter: AttemptCounter())
         do {
             let response = try await link(0, context: context)(urlRequest)
-            return Self.outcome(
-                of: .success(response), request: urlRequest, validStatusCodes: validStatusCodes,
-                errorBody: errorBody)
+            return conclude(.success(response))
         } catch {
+            discardDownload()
             return .failure(ServiceError(error, request: urlRequest, attempts: context.attempts))
         }
     }
@@ -83,6 +82,7 @@ extension PreparedRequest {
         let attempt = context.counter.increment()
         var attemptRequest = backendRequest
         attemptRequest.urlRequest = request
+        attemptRequest = try attemptRequest.adapted(for: backend)
         let handle = RequestHandle(request: request)
         let backend = backend
         var response = try await withTaskCancellationHandler {
@@ -104,6 +104,58 @@ extension PreparedRequest {
         }
         response.attempts = attempt
         return response
+    }
+
+    /// Judges the backend's answer: status, decoded error body, a download moved into place, and the
+    /// final 100% progress reports.
+    func conclude(_ result: Result<Response, any Error>) -> Result<Response, ServiceError> {
+        guard case var .success(response) = result else {
+            discardDownload()
+            return Self.outcome(
+                of: result, request: urlRequest, validStatusCodes: validStatusCodes, errorBody: errorBody)
+        }
+        let accepted = validStatusCodes.contains(response.statusCode)
+        if let download = backendRequest.download, let staging = backendRequest.downloadFile {
+            do {
+                try download.prepareDirectory()
+                if response.fileURL == nil { try response.data.write(to: staging) }
+                if accepted {
+                    try download.settle(from: response.fileURL ?? staging)
+                    response.fileURL = download.url
+                    response.data = Data()
+                } else {
+                    response.fileURL = nil
+                    response.data = Self.head(of: staging)
+                    discardDownload()
+                }
+            } catch {
+                discardDownload()
+                return .failure(ServiceError(error, request: urlRequest, attempts: response.attempts))
+            }
+        }
+        if let progress = backendRequest.progress {
+            let uploaded = urlRequest.httpBody.map { Int64($0.count) } ?? backendRequest.bodySource?.size ?? 0
+            if uploaded > 0 { progress.finish(.upload, total: uploaded) }
+            let downloaded =
+                response.fileURL.flatMap { BodyFile(url: $0, isTemporary: false).size }
+                ?? Int64(response.data.count)
+            progress.finish(.download, total: downloaded)
+        }
+        return Self.outcome(
+            of: .success(response), request: urlRequest, validStatusCodes: validStatusCodes,
+            errorBody: errorBody)
+    }
+
+    /// Removes what a failed or refused download left behind.
+    func discardDownload() {
+        if let staging = backendRequest.downloadFile { try? FileManager.default.removeItem(at: staging) }
+    }
+
+    /// The start of a file (1 MB at most): enough of a refused download's body to explain the refusal.
+    private static func head(of file: URL) -> Data {
+        guard let handle = try? FileHandle(forReadingFrom: file) else { return Data() }
+        defer { try? handle.close() }
+        return (try? handle.read(upToCount: 1 << 20)) ?? Data()
     }
 
     static func outcome(
@@ -143,4 +195,19 @@ func deliverEarly(
         delivery(.failure(error))
     }
     return .finished
+}
+
+extension BackendRequest {
+    /// The request as `backend` can take it: a backend that does not stream gets the file body in memory
+    /// and no download file (SwiftyService writes the download after it answers).
+    func adapted(for backend: any NetworkBackend) throws -> BackendRequest {
+        guard !backend.supportsStreaming, bodySource != nil || downloadFile != nil else { return self }
+        var request = self
+        if let file = bodySource {
+            request.urlRequest.httpBody = try Data(contentsOf: file.url)
+            request.bodySource = nil
+        }
+        request.downloadFile = nil
+        return request
+    }
 }

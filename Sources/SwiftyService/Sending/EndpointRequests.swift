@@ -27,6 +27,40 @@ extension SwiftyServiceProtocol {
         try await request().decode(type, decoder: decoder)
     }
 
+    /// Sends the request and returns the response, reporting upload and download progress on the way:
+    /// at most every 50 ms per direction, never backwards, and a final 100% before the response. (Named
+    /// apart from `request` so that `request { result in }` keeps meaning the callback form.)
+    /// - Throws: ``ServiceError`` only.
+    public func transfer(progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> Response {
+        try await prepare(override: nil, progress: progress).response()
+    }
+
+    /// Sends the request, reporting progress as ``transfer(progress:)`` does; `completion` runs exactly once,
+    /// after the last progress report.
+    @discardableResult
+    public func transfer(
+        progress: @escaping @Sendable (TransferProgress) -> Void, completion: SwiftyServiceCallBackType
+    ) -> RequestHandle {
+        send(override: nil, progress: progress) { Self.deliver($0, to: completion) }
+    }
+
+    /// Starts the request and hands back its progress as an `AsyncStream` and its response to await.
+    ///
+    /// ```swift
+    /// let transfer = Files.archive(id: 7, to: url).transfer()
+    /// for await step in transfer.progress { print(step) }   // ends when the request does
+    /// let response = try await transfer.response
+    /// ```
+    public func transfer() -> TransferTask {
+        TransferTask { progress in
+            do {
+                return .success(try prepare(override: nil, progress: progress))
+            } catch {
+                return .failure(error as! ServiceError)
+            }
+        }
+    }
+
     /// The `URLRequest` that ``request()`` would send now, for inspection; nothing is sent.
     /// - Throws: ``ServiceError/invalidRequest(_:method:url:)`` when it cannot be built.
     public func urlRequest() throws -> URLRequest {
@@ -47,18 +81,22 @@ extension SwiftyServiceProtocol {
         return OverriddenEndpoint(endpoint: self, configuration: configuration)
     }
 
-    func send(override: RealmConfiguration?, delivering delivery: @escaping RequestHandle.Delivery)
-        -> RequestHandle
-    {
+    func send(
+        override: RealmConfiguration?, progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        delivering delivery: @escaping RequestHandle.Delivery
+    ) -> RequestHandle {
         do {
-            return try prepare(override: override).start(delivering: delivery)
+            return try prepare(override: override, progress: progress).start(delivering: delivery)
         } catch {
             let queue = override?.callbackQueue ?? realm.configuration.callbackQueue
             return deliverEarly(error as! ServiceError, on: queue, to: delivery)
         }
     }
 
-    func prepare(override: RealmConfiguration?) throws -> PreparedRequest {
+    func prepare(override: RealmConfiguration?, progress: (@Sendable (TransferProgress) -> Void)? = nil)
+        throws
+        -> PreparedRequest
+    {
         let realm = realm
         var snapshot = realm.configuration
         let baseURL = baseURL
@@ -72,8 +110,12 @@ extension SwiftyServiceProtocol {
             verb: .http(method), base: baseURL == snapshot.baseURL ? nil : baseURL.map(BaseURL.init),
             path: path, parameters: parameters,
             encoding: parameterEncoding, body: body, headers: headers, sampleData: sampleData,
-            validStatusCodes: validStatusCodes, middleware: middleware, errorBody: errorBody, endpoint: self)
-        return try RequestBuilder.prepare(draft, realm: snapshot, override: override)
+            validStatusCodes: validStatusCodes, middleware: middleware, errorBody: errorBody,
+            download: download,
+            endpoint: self)
+        var prepared = try RequestBuilder.prepare(draft, realm: snapshot, override: override)
+        if let progress { prepared.backendRequest.progress = ProgressThrottle(handler: progress) }
+        return prepared
     }
 }
 
@@ -102,6 +144,12 @@ public struct OverriddenEndpoint<Endpoint: SwiftyServiceProtocol>: Sendable {
     public func request<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) async throws -> T
     {
         try await request().decode(type, decoder: decoder)
+    }
+
+    /// ``SwiftyServiceProtocol/transfer(progress:)`` with the one-off settings.
+    /// - Throws: ``ServiceError`` only.
+    public func transfer(progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> Response {
+        try await endpoint.prepare(override: configuration, progress: progress).response()
     }
 
     /// The `URLRequest` that would be sent, with the one-off settings.

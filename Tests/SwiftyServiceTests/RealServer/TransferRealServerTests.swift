@@ -1,0 +1,156 @@
+import Foundation
+import SwiftyService
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Uploads, downloads and progress against httpbin, through URLSessionBackend's streaming paths.
+@Suite struct TransferRealServerTests {
+    func realm() throws -> ServiceRealm {
+        try HTTPBin.realm(backend: URLSessionBackend())
+    }
+
+    func sampleFiles() throws -> (text: URL, binary: URL) {
+        let directory = temporaryDirectory("upload")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let text = directory.appendingPathComponent("notes.txt")
+        let binary = directory.appendingPathComponent("photo.jpg")
+        try Data("line one\nline two\n".utf8).write(to: text)
+        try Data((0..<4_096).map { UInt8($0 % 256) }).write(to: binary)
+        return (text, binary)
+    }
+
+    @Test func aMultipartFormWithFieldsAndTwoFilesArrivesWhole() async throws {
+        // httpbin /post parses the form; /echo-raw (Tests/Servers/httpbin_app.py) returns the raw bytes.
+        let (text, binary) = try sampleFiles()
+        var form = MultipartForm()
+        form.addField("title", value: "Holiday")
+        form.addField("tags", value: "sea, sun")
+        form.addFile(at: text, name: "notes", contentType: "text/plain")
+        form.addFile(at: binary, name: "photo", filename: "beach.jpg", contentType: "image/jpeg")
+        let realm = try realm()
+
+        let parsed = try await TestEndpoint(realm, "post", method: .post, body: .multipart(form)).request().echo()
+        #expect(parsed.form?["title"] == .one("Holiday") && parsed.form?["tags"] == .one("sea, sun"))
+
+        let raw = try await TestEndpoint(realm, "echo-raw", method: .post, body: .multipart(form)).request()
+        let boundary = try #require(MultipartParser.boundary(of: raw.header("Content-Type") ?? ""))
+        let parts = try #require(MultipartParser.parse(raw.data, boundary: boundary))
+        #expect(parts.map { $0.parameter("name") } == ["title", "tags", "notes", "photo"])
+        #expect(parts[2].parameter("filename") == "notes.txt" && parts[2].contentType == "text/plain")
+        #expect(parts[2].body == (try Data(contentsOf: text)))
+        #expect(parts[3].parameter("filename") == "beach.jpg" && parts[3].contentType == "image/jpeg")
+        #expect(parts[3].body == (try Data(contentsOf: binary)))
+    }
+
+    @Test func aMultipartBodyAboveTheThresholdIsStreamedFromATemporaryFileThatIsThenRemoved() async throws {
+        // httpbin /echo-raw: the 11 MB body comes back, so the test can check every byte arrived.
+        let temporary = FileManager.default.temporaryDirectory
+        func leftovers() throws -> [String] {
+            try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("swiftyservice-multipart-") }
+        }
+        let before = try leftovers()
+        var form = MultipartForm()
+        let big = Data((0..<(11 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        form.addData(big, name: "big", filename: "big.bin")
+        let response = try await TestEndpoint(try realm(), "echo-raw", method: .post, body: .multipart(form)).request()
+        let boundary = try #require(MultipartParser.boundary(of: response.header("Content-Type") ?? ""))
+        let parts = try #require(MultipartParser.parse(response.data, boundary: boundary))
+        #expect(parts.first?.body == big)
+        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(try leftovers() == before, "the temporary body file is gone")
+    }
+
+    @Test func aFileBodyIsUploadedFromDiskWithUploadProgressTo100Percent() async throws {
+        // httpbin /anything echoes the body as text in `data`.
+        let (text, _) = try sampleFiles()
+        let steps = Trail()
+        let response = try await TestEndpoint(try realm(), "anything", method: .put, body: .file(text, contentType: "text/plain"))
+            .transfer(progress: { steps.add("\($0)") })
+        let echo = try response.echo()
+        #expect(echo.data == "line one\nline two\n")
+        #expect(echo.header("Content-Type") == "text/plain")
+        #expect(steps.all.contains("upload 18/18 (100%)"))
+    }
+
+    @Test(arguments: ["bytes/100000", "stream-bytes/90000"])
+    func aDownloadLandsInItsFileWithTheSizeTheServerSent(_ path: String) async throws {
+        // httpbin /bytes/N (with Content-Length) and /stream-bytes/N (chunked, N ≤ 100 KiB): N random bytes.
+        let destination = temporaryDirectory("download").appendingPathComponent("out/file.bin")
+        let size = Int(path.split(separator: "/")[1])!
+        let endpoint = DownloadEndpoint(realm: try realm(), path: path, destination: .file(destination))
+        let response = try await endpoint.request()
+        #expect(response.fileURL == destination && response.data.isEmpty)
+        let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
+        #expect(attributes[.size] as? Int == size)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: destination.deletingLastPathComponent().path) == ["file.bin"])
+    }
+
+    @Test func dripProgressIsMonotonicAndEndsAt100Percent() async throws {
+        // httpbin /drip: 2,000 bytes dripped over a second, with a Content-Length.
+        let steps = Trail()
+        let progress = ProgressLog()
+        let response = try await TestEndpoint(try realm(), "drip", parameters: ["numbytes": 2_000, "duration": 1, "delay": 0])
+            .transfer(progress: { progress.add($0); steps.add("\($0)") })
+        #expect(response.data.count == 2_000)
+        let downloads = progress.all.filter { $0.direction == .download }
+        #expect(downloads.count >= 2, "\(steps.all)")
+        #expect(zip(downloads, downloads.dropFirst()).allSatisfy { $0.completed < $1.completed })
+        #expect(downloads.last == TransferProgress(direction: .download, completed: 2_000, expected: 2_000))
+        #expect(downloads.last?.fraction == 1)
+    }
+
+    @Test func theProgressStreamOfATransferEndsAt100PercentToo() async throws {
+        // httpbin /drip again, through transfer()'s AsyncStream.
+        let transfer = TestEndpoint(try realm(), "drip", parameters: ["numbytes": 1_000, "duration": 1, "delay": 0]).transfer()
+        var last: TransferProgress?
+        for await step in transfer.progress { last = step }
+        #expect(last?.fraction == 1 && last?.completed == 1_000)
+        #expect(try await transfer.response.data.count == 1_000)
+    }
+
+    @Test func cancellingMidDownloadLeavesNoPartialFile() async throws {
+        // httpbin /drip: 100,000 bytes over 10 s, cancelled after about one.
+        let directory = temporaryDirectory("cancelled")
+        let destination = directory.appendingPathComponent("file.bin")
+        let steps = ProgressLog()
+        let task = Task {
+            try await DownloadEndpoint(
+                realm: try realm(), path: "drip", destination: .file(destination),
+                query: ["numbytes": 100_000, "duration": 10, "delay": 0])
+                .transfer(progress: { steps.add($0) })
+        }
+        // Cancel once bytes are arriving, so the cancel lands mid-download.
+        let deadline = Date().addingTimeInterval(8)
+        while !steps.all.contains(where: { $0.completed > 0 }) && Date() < deadline {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        task.cancel()
+        await #expect { try await task.value } throws: { ($0 as? ServiceError)?.kind == .cancelled }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(!FileManager.default.fileExists(atPath: destination.path))
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
+        #expect(left.isEmpty, "\(left)")
+        #expect(steps.all.contains { $0.completed > 0 }, "the download had started")
+    }
+}
+
+/// A thread-safe list of progress reports.
+final class ProgressLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [TransferProgress] = []
+
+    func add(_ item: TransferProgress) {
+        lock.lock()
+        items.append(item)
+        lock.unlock()
+    }
+
+    var all: [TransferProgress] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
+}
