@@ -34,6 +34,14 @@ import FoundationNetworking
 
         let parsed = try await TestEndpoint(realm, "post", method: .post, body: .multipart(form)).request().echo()
         #expect(parsed.form?["title"] == .one("Holiday") && parsed.form?["tags"] == .one("sea, sun"))
+        #expect(parsed.files?["notes"] == .one("line one\nline two\n"))
+        guard case let .one(photo)? = parsed.files?["photo"] else {
+            Issue.record("httpbin saw no photo part")
+            return
+        }
+        #expect(photo.hasPrefix("data:application/octet-stream;base64,") || photo.hasPrefix("data:image/jpeg;base64,"))
+        let encoded = photo.split(separator: ",", maxSplits: 1).last.map(String.init) ?? ""
+        #expect(Data(base64Encoded: encoded) == (try Data(contentsOf: binary)))
 
         let raw = try await TestEndpoint(realm, "echo-raw", method: .post, body: .multipart(form)).request()
         let boundary = try #require(MultipartParser.boundary(of: raw.header("Content-Type") ?? ""))

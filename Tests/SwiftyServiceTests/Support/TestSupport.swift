@@ -156,6 +156,7 @@ struct Echo: Decodable {
     let headers: [String: String]
     let data: String?
     let form: [String: Arg]?
+    let files: [String: Arg]?
     let json: JSONValue?
 
     /// A query or form value: httpbin gives a string, or a list when a key repeats.
