@@ -94,7 +94,9 @@ func transferMemory(_ settings: Settings, base: URL) async throws -> Outcome {
         scenario: "transfer.memory", ours: growth, baseline: nil, unit: .megabytes, goal: 32,
         higherIsBetter: false,
         note: String(
-            format: "%d MB up (%d) and %d MB down (%d) in %.1f s; RSS %d → %d MB after the upload, %d MB peak",
-            megabytes, sent.statusCode, size >> 20, received.statusCode, seconds, before >> 20, afterUpload >> 20,
+            format:
+                "%d MB up (%d) and %d MB down (%d) in %.1f s; RSS %d → %d MB after the upload, %d MB peak",
+            megabytes, sent.statusCode, size >> 20, received.statusCode, seconds, before >> 20,
+            afterUpload >> 20,
             peak >> 20))
 }

@@ -22,7 +22,8 @@ let shippedCassette = URL(fileURLWithPath: #filePath).deletingLastPathComponent(
     .appendingPathComponent("jsonplaceholder.cassette.json")
 let replay: URL? =
     arguments.contains("--replay")
-    ? value(after: "--replay").flatMap { $0.hasPrefix("--") ? nil : URL(fileURLWithPath: $0) } ?? shippedCassette
+    ? value(after: "--replay").flatMap { $0.hasPrefix("--") ? nil : URL(fileURLWithPath: $0) }
+        ?? shippedCassette
     : nil
 let record = value(after: "--record").map { URL(fileURLWithPath: $0) }
 if (arguments.contains("--live") && live == nil) || (arguments.contains("--record") && record == nil) {
@@ -42,22 +43,27 @@ ServiceRealm.get("posts")
     .setTimeout(10)
 let comments = Service(
     baseURL: (live ?? URL(string: "https://posts.example.com/api")!).appendingPathComponent("comments"))
-ServiceRealm.get("comments").addHeader("X-Api-Key", withValue: "posts-key").declareSecrets(headers: ["X-Api-Key"])
-    .register(comments)
+ServiceRealm.get("comments").addHeader("X-Api-Key", withValue: "posts-key").declareSecrets(headers: [
+    "X-Api-Key"
+])
+.register(comments)
 
 /// Offline answers: each endpoint's sample data, and for the comments resource a small in-memory API.
 let offline = StubBackend { request in
     guard let crud = request.crudMethod else { return .sampleData }
     switch (crud, request.urlRequest.url?.lastPathComponent) {
     case (.create, _): return .init(statusCode: 201, data: request.urlRequest.httpBody)
-    case (.retrieve, "1"): return .json(#"{"postId": 1, "name": "id labore ex et quam laborum", "body": "laudantium"}"#)
+    case (.retrieve, "1"):
+        return .json(#"{"postId": 1, "name": "id labore ex et quam laborum", "body": "laudantium"}"#)
     default: return .status(404, data: Data("{}".utf8))
     }
 }
 .on(.path("/api/posts/1"), answer: StubBackend.Answer.sampleData.delayed(0.05))
 
 var backend: any NetworkBackend =
-    if let replay { try ReplayBackend(cassette: replay) } else if live != nil { URLSessionBackend() } else { offline }
+    if let replay { try ReplayBackend(cassette: replay) } else if live != nil { URLSessionBackend() } else {
+        offline
+    }
 if let record { backend = try RecordingBackend(recording: backend, to: record) }
 for key in ["users", "posts", "comments"] { ServiceRealm.get(key).use(backend) }
 
@@ -156,12 +162,17 @@ if live == nil && replay == nil {
     let trending = Service(baseURL: URL(string: "https://posts.example.com/api/trending")!)
     let news = Service(baseURL: URL(string: "https://posts.example.com/api/news")!)
     feed.register(trending).register(news)
-    for (label, service) in [("trending (max-age=60)", trending), ("trending again", trending),
-                             ("news (no-cache, ETag)", news), ("news again", news)] {
+    for (label, service) in [
+        ("trending (max-age=60)", trending), ("trending again", trending),
+        ("news (no-cache, ETag)", news), ("news again", news),
+    ] {
         let response = try await service.retrieve().value
         print("✓ \(label): \(response.statusCode) from \(response.source)")
     }
-    feed.use(StubBackend.failing(URLError(.notConnectedToInternet))).overrideGlobalCachePolicy(.returnCacheDataDontLoad)
+    feed.use(StubBackend.failing(URLError(.notConnectedToInternet))).overrideGlobalCachePolicy(
+        .returnCacheDataDontLoad)
     let offline = try await news.retrieve().value
-    print("✓ news with the network gone: \(offline.statusCode) from \(offline.source), \(try offline.mapString())")
+    print(
+        "✓ news with the network gone: \(offline.statusCode) from \(offline.source), \(try offline.mapString())"
+    )
 }

@@ -46,13 +46,15 @@ struct User: Decodable {
     func configureUsersRealmAsInTheContract() throws {
         ServiceRealm.get("users")
             .setBaseURL(URL(string: "https://api.example.com/v1")!)
-            .addHeaders(["Authorization": "Token sagsrbiusd90322sdf4f3gd4",
-                         "Content-Type": "application/json"])
+            .addHeaders([
+                "Authorization": "Token sagsrbiusd90322sdf4f3gd4",
+                "Content-Type": "application/json",
+            ])
             .addHeader("Accept-Language", withValue: "en", specificForCRUDMethod: .retrieve)
             .overrideGlobalCachePolicy(.reloadIgnoringLocalAndRemoteCacheData)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
             .overrideCrudMethod(.update, withHTTPMethod: .patch)
-            .use(URLSessionBackend())   // this module's backend; swap freely, e.g. .use(StubBackend())
+            .use(URLSessionBackend())  // this module's backend; swap freely, e.g. .use(StubBackend())
     }
 
     @Test func theRealmSampleBuildsTheRequestsItDescribes() throws {
@@ -74,32 +76,35 @@ struct User: Decodable {
         #expect(follow.httpBody == Data(#"{"id":7}"#.utf8))
         #expect(follow.value(forHTTPHeaderField: "Accept-Language") == nil)
         #expect(follow.cachePolicy == .reloadIgnoringLocalAndRemoteCacheData)
-        #expect(ServiceRealm.defaultCRUDMap == [.create: .post, .retrieve: .get, .update: .put, .destroy: .delete])
+        #expect(
+            ServiceRealm.defaultCRUDMap == [
+                .create: .post, .retrieve: .get, .update: .put, .destroy: .delete,
+            ])
         #expect(ServiceRealm.get("users").configuration.crudMap[.update] == .patch)
     }
 
     @Test func theEndpointSampleSendsEveryWayTheContractShows() async throws {
         try configureUsersRealmAsInTheContract()
-        ServiceRealm.get("users").setBaseURL(try HTTPBin.anything())   // httpbin: /anything echoes
+        ServiceRealm.get("users").setBaseURL(try HTTPBin.anything())  // httpbin: /anything echoes
 
         let recorder = CallbackRecorder<Result<Response, ServiceError>>()
-        UserService.info(uid: 42).request { result in            // Result<Response, ServiceError>
-            recorder.record(result)                              // called exactly once
+        UserService.info(uid: 42).request { result in  // Result<Response, ServiceError>
+            recorder.record(result)  // called exactly once
         }
         let callbackResult = try await recorder.first()
         #expect(try callbackResult.get().statusCode == 200)
         #expect(try await recorder.count() == 1)
 
-        let response = try await UserService.info(uid: 42).request()          // Response
+        let response = try await UserService.info(uid: 42).request()  // Response
         let echo = try response.decode(Echo.self)
         #expect(echo.method == "GET")
         #expect(echo.args["uid"] == .one("42"))
         #expect(echo.header("Authorization") == "Token sagsrbiusd90322sdf4f3gd4")
 
-        let user = try await UserService.info(uid: 42).request(as: User.self) // JSON-decoded
+        let user = try await UserService.info(uid: 42).request(as: User.self)  // JSON-decoded
         #expect(user.args == ["uid": "42"])
 
-        let urlRequest = try UserService.info(uid: 42).urlRequest()           // what would be sent
+        let urlRequest = try UserService.info(uid: 42).urlRequest()  // what would be sent
         #expect(urlRequest.url == response.request.url)
 
         let followed = try await UserService.follow(uid: 7).request().decode(Echo.self)

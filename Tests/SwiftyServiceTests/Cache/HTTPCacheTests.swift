@@ -53,7 +53,9 @@ final class ManualClock: @unchecked Sendable {
 
     @Test func aFreshResponseIsServedFromTheCacheUntilItIsStale() async throws {
         let clock = clock
-        let spy = server { _ in .init(headers: ["Cache-Control": "max-age=60", "Date": clock.httpDate()], data: Data("v1".utf8)) }
+        let spy = server { _ in
+            .init(headers: ["Cache-Control": "max-age=60", "Date": clock.httpDate()], data: Data("v1".utf8))
+        }
         realm.use(spy).useCache(try cache())
         #expect(try await get().source == .network)
         clock.advance(30)
@@ -70,9 +72,14 @@ final class ManualClock: @unchecked Sendable {
         let clock = clock
         let spy = server { request in
             if request.value(forHTTPHeaderField: "If-None-Match") == #""abc""# {
-                return .init(statusCode: 304, headers: ["ETag": #""abc""#, "Cache-Control": "max-age=10", "X-Fresh": "yes"], data: Data())
+                return .init(
+                    statusCode: 304,
+                    headers: ["ETag": #""abc""#, "Cache-Control": "max-age=10", "X-Fresh": "yes"],
+                    data: Data())
             }
-            return .init(headers: ["ETag": #""abc""#, "Cache-Control": "max-age=10", "Date": clock.httpDate()], data: Data("body".utf8))
+            return .init(
+                headers: ["ETag": #""abc""#, "Cache-Control": "max-age=10", "Date": clock.httpDate()],
+                data: Data("body".utf8))
         }
         realm.use(spy).useCache(try cache())
         _ = try await get()
@@ -93,7 +100,8 @@ final class ManualClock: @unchecked Sendable {
         let spy = server { request in
             request.value(forHTTPHeaderField: "If-Modified-Since") == modified
                 ? .init(statusCode: 304)
-                : .init(headers: ["Last-Modified": modified, "Cache-Control": "no-cache"], data: Data("doc".utf8))
+                : .init(
+                    headers: ["Last-Modified": modified, "Cache-Control": "no-cache"], data: Data("doc".utf8))
         }
         realm.use(spy).useCache(try cache())
         _ = try await get()
@@ -104,7 +112,8 @@ final class ManualClock: @unchecked Sendable {
 
     @Test func noStoreIsNeverStoredAndVaryStarNeither() async throws {
         let spy = server { request in
-            request.url?.path == "/private" ? .init(headers: ["Cache-Control": "no-store, max-age=600"])
+            request.url?.path == "/private"
+                ? .init(headers: ["Cache-Control": "no-store, max-age=600"])
                 : .init(headers: ["Cache-Control": "max-age=600", "Vary": "*"])
         }
         realm.use(spy).useCache(try cache())
@@ -133,7 +142,8 @@ final class ManualClock: @unchecked Sendable {
         let spy = server { request in
             switch request.url?.path {
             case "/expires": .init(headers: ["Date": clock.httpDate(), "Expires": clock.httpDate(100)])
-            case "/aged": .init(headers: ["Date": clock.httpDate(), "Cache-Control": "max-age=100", "Age": "90"])
+            case "/aged":
+                .init(headers: ["Date": clock.httpDate(), "Cache-Control": "max-age=100", "Age": "90"])
             default: .init(headers: ["Date": clock.httpDate(), "Last-Modified": clock.httpDate(-10_000)])
             }
         }
@@ -159,14 +169,20 @@ final class ManualClock: @unchecked Sendable {
 
     @Test func eachCachePolicyDoesWhatItSays() async throws {
         let clock = clock
-        let spy = server { _ in .init(headers: ["Cache-Control": "max-age=10", "ETag": #""e""#, "Date": clock.httpDate()]) }
+        let spy = server { _ in
+            .init(headers: ["Cache-Control": "max-age=10", "ETag": #""e""#, "Date": clock.httpDate()])
+        }
         realm.use(spy).useCache(try cache())
         func sent(_ policy: URLRequest.CachePolicy) async throws -> (Response.Source, Int) {
             let before = spy.requests.count
-            let response = try await TestEndpoint(realm, "item").override { $0.overrideGlobalCachePolicy(policy) }.request()
+            let response = try await TestEndpoint(realm, "item").override {
+                $0.overrideGlobalCachePolicy(policy)
+            }.request()
             return (response.source, spy.requests.count - before)
         }
-        await #expect(throws: ServiceError.self, "nothing stored yet") { try await sent(.returnCacheDataDontLoad) }
+        await #expect(throws: ServiceError.self, "nothing stored yet") {
+            try await sent(.returnCacheDataDontLoad)
+        }
         _ = try await get()
         clock.advance(60)
         #expect(try await sent(.returnCacheDataElseLoad) == (.cache, 0), "stale, but served")
@@ -193,7 +209,8 @@ final class ManualClock: @unchecked Sendable {
     @Test func theRealmsPerCRUDPolicyReachesServicesAndEndpoints() async throws {
         let clock = clock
         let spy = server { _ in .init(headers: ["Cache-Control": "max-age=1", "Date": clock.httpDate()]) }
-        realm.use(spy).useCache(try cache()).overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
+        realm.use(spy).useCache(try cache()).overrideCachePolicy(
+            .returnCacheDataElseLoad, forCrudMethod: .retrieve)
         let users = Service(baseURL: URL(string: "https://api.example.com/users")!)
         realm.register(users)
         _ = try await users.retrieve("1").value
@@ -205,7 +222,9 @@ final class ManualClock: @unchecked Sendable {
     }
 
     @Test func theMemoryLimitEvictsTheLeastRecentlyUsed() async throws {
-        let spy = server { _ in .init(headers: ["Cache-Control": "max-age=600"], data: Data(repeating: 1, count: 400)) }
+        let spy = server { _ in
+            .init(headers: ["Cache-Control": "max-age=600"], data: Data(repeating: 1, count: 400))
+        }
         let cache = try cache(memoryLimit: 1_000)
         realm.use(spy).useCache(cache)
         _ = try await get("a")
@@ -218,7 +237,8 @@ final class ManualClock: @unchecked Sendable {
     }
 
     @Test func theDiskCacheOutlivesTheCacheObjectAndShrugsOffCorruptFiles() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cache-\(UUID().uuidString)")
         let spy = server { _ in .init(headers: ["Cache-Control": "max-age=600"], data: Data("kept".utf8)) }
         realm.use(spy).useCache(try cache(directory: directory))
         _ = try await get("a")
@@ -229,7 +249,8 @@ final class ManualClock: @unchecked Sendable {
         #expect(reborn.source == .cache)
         #expect(try reborn.mapString() == "kept")
 
-        let files = try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil)
+        let files = try FileManager.default.contentsOfDirectory(
+            at: directory, includingPropertiesForKeys: nil)
         #expect(files.count == 2)
         for file in files {
             let bytes = try Data(contentsOf: file)
@@ -256,10 +277,13 @@ final class ManualClock: @unchecked Sendable {
     @Test func twoCachesSharingADirectoryUnderConcurrentUseNeverFailOrServeAnotherURLsBody() async throws {
         // Two caches on one directory stand for two processes: each writes atomically, so whatever one
         // reads is a whole entry, of the URL it asked for.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shared-\(UUID().uuidString)")
-        let spy = SpyBackend(StubBackend { request in
-            .init(headers: ["Cache-Control": "max-age=600"], data: Data(request.urlRequest.url!.path.utf8))
-        })
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "shared-\(UUID().uuidString)")
+        let spy = SpyBackend(
+            StubBackend { request in
+                .init(
+                    headers: ["Cache-Control": "max-age=600"], data: Data(request.urlRequest.url!.path.utf8))
+            })
         let realms = try (0..<2).map { _ in
             uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy)
                 .useCache(try HTTPCache(memoryLimit: 2_000, directory: directory, diskLimit: 20_000))

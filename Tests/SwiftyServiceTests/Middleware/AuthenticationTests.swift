@@ -42,7 +42,8 @@ final class Counter: @unchecked Sendable {
             try await Task.sleep(nanoseconds: 50_000_000)
             return AccessToken("fresh")
         }
-        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).addMiddleware(auth)
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).addMiddleware(
+            auth)
         try await withThrowingTaskGroup(of: Int.self) { group in
             for index in 0..<50 {
                 group.addTask { try await TestEndpoint(realm, "item/\(index)").request().statusCode }
@@ -63,12 +64,15 @@ final class Counter: @unchecked Sendable {
         let refreshes = Counter()
         let now = Date()
         let spy = SpyBackend(server { "renewed" })
-        let auth = TokenAuthentication(initial: AccessToken("old", expiresAt: now.addingTimeInterval(10)), leeway: 30,
-                                       now: { now }) {
+        let auth = TokenAuthentication(
+            initial: AccessToken("old", expiresAt: now.addingTimeInterval(10)), leeway: 30,
+            now: { now }
+        ) {
             _ = refreshes.next()
             return AccessToken("renewed", expiresAt: now.addingTimeInterval(3600))
         }
-        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).addMiddleware(auth)
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).addMiddleware(
+            auth)
         #expect(try await TestEndpoint(realm, "x").request().statusCode == 200)
         #expect(try await TestEndpoint(realm, "y").request().statusCode == 200)
         #expect(refreshes.value == 1)
@@ -78,7 +82,8 @@ final class Counter: @unchecked Sendable {
     @Test func withNoTokenYetTheFirstRequestFetchesOne() async throws {
         let auth = TokenAuthentication(header: "X-Token", scheme: nil) { AccessToken("t-1") }
         let stub = StubBackend()
-        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(stub).addMiddleware(auth)
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(stub).addMiddleware(
+            auth)
         _ = try await TestEndpoint(realm, "x").request()
         #expect(stub.received.first?.urlRequest.value(forHTTPHeaderField: "X-Token") == "t-1")
     }
@@ -109,7 +114,9 @@ final class Counter: @unchecked Sendable {
         #expect(failures.count == 10)
         #expect(refreshes.value == 1)
         for failure in failures {
-            guard case let .transport(_, underlying, _) = failure, let refresh = underlying as? TokenRefreshFailed else {
+            guard case let .transport(_, underlying, _) = failure,
+                let refresh = underlying as? TokenRefreshFailed
+            else {
                 Issue.record("expected TokenRefreshFailed, got \(failure)"); continue
             }
             #expect(refresh.underlying is AuthServerDown)
@@ -123,18 +130,23 @@ final class Counter: @unchecked Sendable {
             AccessToken("t-\(refreshes.next())")
         }
         let spy = SpyBackend(StubBackend.failing(statusCode: 401))
-        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).addMiddleware(auth)
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).addMiddleware(
+            auth)
         var outcomes: [ServiceError.Kind] = []
         for _ in 0..<8 {
             do {
                 _ = try await TestEndpoint(realm, "x").request()
             } catch let error as ServiceError {
                 outcomes.append(error.kind)
-                if case let .transport(_, underlying, _) = error { #expect(underlying is TokenRefreshLimitReached) }
+                if case let .transport(_, underlying, _) = error {
+                    #expect(underlying is TokenRefreshLimitReached)
+                }
             }
         }
         #expect(refreshes.value == 5)
-        #expect(outcomes == Array(repeating: .unacceptableStatusCode, count: 5) + Array(repeating: .transport, count: 3))
+        #expect(
+            outcomes == Array(repeating: .unacceptableStatusCode, count: 5)
+                + Array(repeating: .transport, count: 3))
         #expect(spy.requests.count == 5 * 2 + 3)
     }
 
@@ -142,7 +154,8 @@ final class Counter: @unchecked Sendable {
         let refreshes = Counter()
         let spy = SpyBackend(StubBackend.failing(statusCode: 401))
         let auth = TokenAuthentication(initial: AccessToken("a")) { AccessToken("b-\(refreshes.next())") }
-        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).addMiddleware(auth)
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).addMiddleware(
+            auth)
         await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "x").request() }
         #expect(spy.requests.count == 2)
         #expect(refreshes.value == 1)

@@ -9,25 +9,40 @@ import FoundationNetworking
 @Suite struct LoggingTests {
     @Test func noSecretThatWasSentReachesTheLogOrTheCURLCommand() async throws {
         let lines = Trail()
-        let stub = StubBackend { _ in .init(headers: ["Set-Cookie": "session=secret-cookie-4"], data: Data("ok".utf8)) }
+        let stub = StubBackend { _ in
+            .init(headers: ["Set-Cookie": "session=secret-cookie-4"], data: Data("ok".utf8))
+        }
         let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com/v1")!).use(stub)
-            .addHeaders(["Authorization": "Bearer secret-token-1", "X-Api-Key": "secret-key-2", "Cookie": "id=secret-cookie-3"])
+            .addHeaders([
+                "Authorization": "Bearer secret-token-1", "X-Api-Key": "secret-key-2",
+                "Cookie": "id=secret-cookie-3",
+            ])
             .declareSecrets(headers: ["X-Api-Key"], queryKeys: ["access_token"])
             .addMiddleware(LoggingMiddleware(to: { lines.add($0) }, curl: true))
-        _ = try await TestEndpoint(realm, "users", parameters: ["access_token": "secret-query-5", "page": 2]).request()
-        _ = try await TestEndpoint(realm, "users", method: .post, parameters: ["echo": "secret-key-2", "name": "Ann"])
+        _ = try await TestEndpoint(realm, "users", parameters: ["access_token": "secret-query-5", "page": 2])
             .request()
+        _ = try await TestEndpoint(
+            realm, "users", method: .post, parameters: ["echo": "secret-key-2", "name": "Ann"]
+        )
+        .request()
         let log = lines.all.joined(separator: "\n")
-        for secret in ["secret-token-1", "secret-key-2", "secret-cookie-3", "secret-cookie-4", "secret-query-5"] {
+        for secret in [
+            "secret-token-1", "secret-key-2", "secret-cookie-3", "secret-cookie-4", "secret-query-5",
+        ] {
             #expect(!log.contains(secret), "\(secret) leaked: \(log)")
         }
         #expect(lines.all.count == 4)
-        #expect(lines.all[0].hasPrefix("curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2'"))
+        #expect(
+            lines.all[0].hasPrefix("curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2'"))
         #expect(lines.all[0].contains("-H 'Authorization: <redacted>'"))
         #expect(lines.all[0].contains("-H 'Accept-Language") == false)
-        #expect(lines.all[1].hasPrefix("GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 ("))
+        #expect(
+            lines.all[1].hasPrefix(
+                "GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 ("))
         #expect(lines.all[1].hasSuffix("ms, attempt 1)"))
-        #expect(lines.all[2].contains("-X POST") && lines.all[2].contains(#"--data-binary '{"echo":"<redacted>","name":"Ann"}'"#))
+        #expect(
+            lines.all[2].contains("-X POST")
+                && lines.all[2].contains(#"--data-binary '{"echo":"<redacted>","name":"Ann"}'"#))
     }
 
     @Test func failuresAreLoggedWithWhatWentWrong() async throws {
@@ -59,7 +74,8 @@ import FoundationNetworking
 @Suite struct CoalescingTests {
     @Test func twentyConcurrentIdenticalGETsReachTheBackendOnce() async throws {
         let spy = SpyBackend(StubBackend(.delayed(0.2)) { _ in .json(#"{"n": 1}"#) })
-        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).coalesceIdenticalRequests()
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy)
+            .coalesceIdenticalRequests()
         let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<20 { group.addTask { try await TestEndpoint(realm, "same").request().statusCode } }
             return try await group.reduce(into: [Int]()) { $0.append($1) }
@@ -72,7 +88,8 @@ import FoundationNetworking
 
     @Test func differentURLsHeadersOrMethodsAreNotShared() async throws {
         let spy = SpyBackend(StubBackend(.delayed(0.1)))
-        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).coalesceIdenticalRequests()
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy)
+            .coalesceIdenticalRequests()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { _ = try await TestEndpoint(realm, "a").request() }
             group.addTask { _ = try await TestEndpoint(realm, "b").request() }
@@ -86,7 +103,8 @@ import FoundationNetworking
 
     @Test func oneCallerCancellingLeavesTheOthersTheirAnswer() async throws {
         let spy = SpyBackend(StubBackend(.delayed(0.3)))
-        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy).coalesceIdenticalRequests()
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy)
+            .coalesceIdenticalRequests()
         let quitter = Task { try await TestEndpoint(realm, "same").request() }
         let stayers = (0..<3).map { _ in Task { try await TestEndpoint(realm, "same").request().statusCode } }
         try await Task.sleep(nanoseconds: 50_000_000)

@@ -14,7 +14,9 @@ struct Around: Middleware {
         self.body = body
     }
 
-    func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
+    func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
+        -> Response
+    {
         try await body(request, next)
     }
 }
@@ -76,7 +78,8 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
     }
 
     @Test func aMiddlewareCanAnswerWithoutSending() async throws {
-        realm.addMiddleware(Around { request, _ in Response(request: request, statusCode: 203, data: Data("cached".utf8)) })
+        realm.addMiddleware(
+            Around { request, _ in Response(request: request, statusCode: 203, data: Data("cached".utf8)) })
         let response = try await TestEndpoint(realm, "x").request()
         #expect(response.statusCode == 203)
         #expect(try response.mapString() == "cached")
@@ -86,11 +89,12 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
     @Test func statusesAreJudgedAfterTheWholeChain() async throws {
         stub.on(.any, answer: .status(500))
         let seen = Trail()
-        realm.addMiddleware(Around { request, next in
-            let response = try await next(request)
-            seen.add("\(response.statusCode)")
-            return response
-        })
+        realm.addMiddleware(
+            Around { request, next in
+                let response = try await next(request)
+                seen.add("\(response.statusCode)")
+                return response
+            })
         await #expect {
             try await TestEndpoint(realm, "x").request()
         } throws: { ($0 as? ServiceError)?.kind == .unacceptableStatusCode }
@@ -100,14 +104,15 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
     @Test func aMiddlewareSeesFailuresAsServiceErrors() async throws {
         stub.on(.any, answer: .connectionRefused)
         let seen = Trail()
-        realm.addMiddleware(Around { request, next in
-            do {
-                return try await next(request)
-            } catch let error as ServiceError {
-                seen.add("\(error.kind)")
-                throw error
-            }
-        })
+        realm.addMiddleware(
+            Around { request, next in
+                do {
+                    return try await next(request)
+                } catch let error as ServiceError {
+                    seen.add("\(error.kind)")
+                    throw error
+                }
+            })
         await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "x").request() }
         #expect(seen.all == ["transport"])
     }
@@ -127,10 +132,11 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
 
     @Test func callingNextAgainSendsAgainAndCountsAttempts() async throws {
         stub.on(.any, answer: .status(503), .status(200))
-        realm.addMiddleware(Around { request, next in
-            let first = try await next(request)
-            return first.statusCode == 503 ? try await next(request) : first
-        })
+        realm.addMiddleware(
+            Around { request, next in
+                let first = try await next(request)
+                return first.statusCode == 503 ? try await next(request) : first
+            })
         let response = try await TestEndpoint(realm, "x").request()
         #expect(response.statusCode == 200)
         #expect(response.attempts == 2)
@@ -147,7 +153,10 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
 
     @Test func cancellingTheHandleStopsTheChain() async throws {
         let reachedBackend = Trail()
-        realm.use(StubBackend(.delayed(5)) { _ in reachedBackend.add("answer"); return .sampleData })
+        realm.use(
+            StubBackend(.delayed(5)) { _ in
+                reachedBackend.add("answer"); return .sampleData
+            })
         realm.addMiddleware(Around { request, next in try await next(request) })
         let recorder = CallbackRecorder<Result<Response, ServiceError>>()
         let handle = TestEndpoint(realm, "x").request { recorder.record($0) }
@@ -173,14 +182,15 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
     @Test func hooksSeeEachRequestAndEachResult() async throws {
         let trail = Trail()
         stub.on(.path("/fail"), answer: .timeout)
-        realm.addMiddleware(Hooks(
-            willSend: { request, _ in trail.add("send \(request.url!.path)") },
-            didReceive: { result, _ in
-                switch result {
-                case let .success(response): trail.add("got \(response.statusCode)")
-                case let .failure(error): trail.add("failed \(error.kind)")
-                }
-            }))
+        realm.addMiddleware(
+            Hooks(
+                willSend: { request, _ in trail.add("send \(request.url!.path)") },
+                didReceive: { result, _ in
+                    switch result {
+                    case let .success(response): trail.add("got \(response.statusCode)")
+                    case let .failure(error): trail.add("failed \(error.kind)")
+                    }
+                }))
         _ = try await TestEndpoint(realm, "ok").request()
         _ = try? await TestEndpoint(realm, "fail").request()
         #expect(trail.all == ["send /ok", "got 200", "send /fail", "failed timedOut"])
@@ -199,7 +209,9 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
 
     struct HookContext: Middleware {
         let trail: Trail
-        func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
+        func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
+            -> Response
+        {
             if let endpoint = context.endpoint as? TestEndpoint { trail.add("endpoint \(endpoint.path)") }
             if let crud = context.crudMethod { trail.add("crud \(crud)") }
             return try await next(request)

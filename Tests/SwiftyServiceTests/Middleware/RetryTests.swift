@@ -48,7 +48,9 @@ final class RecordingClock: @unchecked Sendable {
         return policy
     }
 
-    @Test func retryableStatusesAreRetriedTwiceWithExponentialBackoffThenSurfaceWithTheirAttemptCount() async throws {
+    @Test func retryableStatusesAreRetriedTwiceWithExponentialBackoffThenSurfaceWithTheirAttemptCount()
+        async throws
+    {
         stub.on(.any, answer: .status(503))
         realm.addMiddleware(.retry(policy()))
         do {
@@ -85,16 +87,22 @@ final class RecordingClock: @unchecked Sendable {
 
     @Test func backoffIsCappedAndJittered() async throws {
         stub.on(.any, answer: .status(500))
-        realm.addMiddleware(.retry(policy { $0.maxRetries = 6; $0.maxDelay = 3 }))
+        realm.addMiddleware(
+            .retry(
+                policy {
+                    $0.maxRetries = 6; $0.maxDelay = 3
+                }))
         _ = try? await TestEndpoint(realm, "x").request()
         #expect(time.slept == [0.5, 1, 2, 3, 3, 3])
 
         let jitter = Trail()
         var jittered = RetryPolicy.default
-        jittered.clock = RetryClock(sleep: { jitter.add("\($0)") }, now: { Date() }, random: { range in
-            jitter.add("0...\(range.upperBound)")
-            return range.lowerBound
-        })
+        jittered.clock = RetryClock(
+            sleep: { jitter.add("\($0)") }, now: { Date() },
+            random: { range in
+                jitter.add("0...\(range.upperBound)")
+                return range.lowerBound
+            })
         let other = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!)
             .use(StubBackend.failing(statusCode: 503)).addMiddleware(.retry(jittered))
         _ = try? await TestEndpoint(other, "x").request()
@@ -102,8 +110,9 @@ final class RecordingClock: @unchecked Sendable {
     }
 
     @Test func retryAfterInSecondsIsHonouredAndCapped() async throws {
-        stub.on(.any, answer: .init(statusCode: 429, headers: ["Retry-After": "7"]),
-                .init(statusCode: 503, headers: ["Retry-After": "3600"]), .status(200))
+        stub.on(
+            .any, answer: .init(statusCode: 429, headers: ["Retry-After": "7"]),
+            .init(statusCode: 503, headers: ["Retry-After": "3600"]), .status(200))
         realm.addMiddleware(.retry(policy { $0.maxRetryAfter = 120 }))
         #expect(try await TestEndpoint(realm, "x").request().attempts == 3)
         #expect(time.slept == [7, 120])
@@ -111,11 +120,14 @@ final class RecordingClock: @unchecked Sendable {
 
     @Test func retryAfterAsAnHTTPDateIsHonoured() async throws {
         // `time.now` is 2023-11-14 22:13:20 GMT; each date is 42 s later, in the three formats RFC 9110 allows.
-        for date in ["Tue, 14 Nov 2023 22:14:02 GMT", "Tuesday, 14-Nov-23 22:14:02 GMT", "Tue Nov 14 22:14:02 2023"] {
+        for date in [
+            "Tue, 14 Nov 2023 22:14:02 GMT", "Tuesday, 14-Nov-23 22:14:02 GMT", "Tue Nov 14 22:14:02 2023",
+        ] {
             let time = RecordingClock()
             var policy = RetryPolicy.default
             policy.clock = time.clock
-            let stub = StubBackend().on(.any, answer: .init(statusCode: 503, headers: ["Retry-After": date]), .status(200))
+            let stub = StubBackend().on(
+                .any, answer: .init(statusCode: 503, headers: ["Retry-After": date]), .status(200))
             let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(stub)
                 .addMiddleware(.retry(policy))
             _ = try await TestEndpoint(realm, "x").request()
@@ -124,8 +136,9 @@ final class RecordingClock: @unchecked Sendable {
     }
 
     @Test func aRetryAfterInThePastOrUnreadableFallsBackSensibly() async throws {
-        stub.on(.any, answer: .init(statusCode: 503, headers: ["Retry-After": "Mon, 01 Jan 2001 00:00:00 GMT"]),
-                .init(statusCode: 503, headers: ["Retry-After": "soon"]), .status(200))
+        stub.on(
+            .any, answer: .init(statusCode: 503, headers: ["Retry-After": "Mon, 01 Jan 2001 00:00:00 GMT"]),
+            .init(statusCode: 503, headers: ["Retry-After": "soon"]), .status(200))
         realm.addMiddleware(.retry(policy()))
         _ = try await TestEndpoint(realm, "x").request()
         #expect(time.slept == [0, 1.0])

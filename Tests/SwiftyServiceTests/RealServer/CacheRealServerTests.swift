@@ -41,7 +41,8 @@ import FoundationNetworking
     @Test func noStoreIsNeverStored() async throws {
         // httpbin /response-headers sets the headers its query names.
         let (realm, spy) = try realm(HTTPCache())
-        let endpoint = TestEndpoint(realm, "response-headers", parameters: ["Cache-Control": "no-store, max-age=600"])
+        let endpoint = TestEndpoint(
+            realm, "response-headers", parameters: ["Cache-Control": "no-store, max-age=600"])
         _ = try await endpoint.request()
         #expect(try await endpoint.request().source == .network)
         #expect(spy.requests.count == 2)
@@ -100,14 +101,17 @@ import FoundationNetworking
 
     @Test func theDiskCacheSurvivesANewCacheAndACorruptedFile() async throws {
         // httpbin /cache/60, stored on disk, read back by a cache made afresh from the directory.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cache-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cache-\(UUID().uuidString)")
         let (realm, spy) = try realm(try HTTPCache(directory: directory))
         _ = try await TestEndpoint(realm, "cache/60").request()
         realm.useCache(try HTTPCache(directory: directory))
         #expect(try await TestEndpoint(realm, "cache/60").request().source == .cache)
         #expect(spy.requests.count == 1)
 
-        for file in try FileManager.default.contentsOfDirectory(at: directory, includingPropertiesForKeys: nil) {
+        for file in try FileManager.default.contentsOfDirectory(
+            at: directory, includingPropertiesForKeys: nil)
+        {
             try Data("{ not a cache entry".utf8).write(to: file)
         }
         realm.useCache(try HTTPCache(directory: directory))

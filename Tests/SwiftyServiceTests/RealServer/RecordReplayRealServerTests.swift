@@ -17,11 +17,13 @@ struct OwnHTTPBin {
     static func start() async throws -> OwnHTTPBin {
         let output = try await run(["start"])
         var values: [String: String] = [:]
-        for pair in output.replacingOccurrences(of: "export ", with: "").split(whereSeparator: \.isWhitespace) {
+        for pair in output.replacingOccurrences(of: "export ", with: "").split(whereSeparator: \.isWhitespace)
+        {
             let parts = pair.split(separator: "=", maxSplits: 1)
             if parts.count == 2 { values[String(parts[0])] = String(parts[1]) }
         }
-        guard let url = values["HTTPBIN_URL"].flatMap(URL.init(string:)), let pid = values["HTTPBIN_PID"] else {
+        guard let url = values["HTTPBIN_URL"].flatMap(URL.init(string:)), let pid = values["HTTPBIN_PID"]
+        else {
             throw SetupError(description: "scripts/httpbin start printed no URL: \(output)")
         }
         return OwnHTTPBin(url: url, pid: pid)
@@ -69,15 +71,19 @@ struct OwnHTTPBin {
         realm.use(try RecordingBackend(recording: URLSessionBackend(), to: file))
 
         let endpoints = [
-            TestEndpoint(realm, "anything/users", parameters: ["page": 2, "access_token": "secret-query-token"]),
+            TestEndpoint(
+                realm, "anything/users", parameters: ["page": 2, "access_token": "secret-query-token"]),
             TestEndpoint(realm, "anything/users", method: .post, parameters: ["name": "Ann", "admin": true]),
             TestEndpoint(realm, "status/418", validStatusCodes: .all),
             TestEndpoint(realm, "bytes/64"),
-            TestEndpoint(realm, "response-headers", parameters: ["X-Trace": "abc", "Set-Cookie": "session=secret-cookie"]),
+            TestEndpoint(
+                realm, "response-headers",
+                parameters: ["X-Trace": "abc", "Set-Cookie": "session=secret-cookie"]),
         ]
         var recorded: [Response] = []
         for endpoint in endpoints { recorded.append(try await endpoint.request()) }
-        #expect(recorded[0].statusCode == 200 && recorded[2].statusCode == 418 && recorded[3].data.count == 64)
+        #expect(
+            recorded[0].statusCode == 200 && recorded[2].statusCode == 418 && recorded[3].data.count == 64)
 
         try await server.stop()
         stopped = true
@@ -90,7 +96,9 @@ struct OwnHTTPBin {
         let secrets = ["Bearer secret-bearer-token", "secret-api-key", "secret-query-token"]
         func scrubbed(_ data: Data) -> Data {
             var text = String(decoding: data, as: UTF8.self)
-            for secret in secrets { text = text.replacingOccurrences(of: secret, with: Redaction.headerPlaceholder) }
+            for secret in secrets {
+                text = text.replacingOccurrences(of: secret, with: Redaction.headerPlaceholder)
+            }
             return Data(text.utf8)
         }
         realm.use(try ReplayBackend(cassette: file))
@@ -104,7 +112,9 @@ struct OwnHTTPBin {
         }
 
         let text = try String(contentsOf: file, encoding: .utf8)
-        #expect(recorded[0].data != scrubbed(recorded[0].data), "httpbin echoed the secrets, so scrubbing mattered")
+        #expect(
+            recorded[0].data != scrubbed(recorded[0].data),
+            "httpbin echoed the secrets, so scrubbing mattered")
         for secret in ["secret-bearer-token", "secret-api-key", "secret-query-token"] {
             #expect(!text.contains(secret), "\(secret) is in the cassette")
         }

@@ -32,14 +32,17 @@ import FoundationNetworking
         form.addFile(at: binary, name: "photo", filename: "beach.jpg", contentType: "image/jpeg")
         let realm = try realm()
 
-        let parsed = try await TestEndpoint(realm, "post", method: .post, body: .multipart(form)).request().echo()
+        let parsed = try await TestEndpoint(realm, "post", method: .post, body: .multipart(form)).request()
+            .echo()
         #expect(parsed.form?["title"] == .one("Holiday") && parsed.form?["tags"] == .one("sea, sun"))
         #expect(parsed.files?["notes"] == .one("line one\nline two\n"))
         guard case let .one(photo)? = parsed.files?["photo"] else {
             Issue.record("httpbin saw no photo part")
             return
         }
-        #expect(photo.hasPrefix("data:application/octet-stream;base64,") || photo.hasPrefix("data:image/jpeg;base64,"))
+        #expect(
+            photo.hasPrefix("data:application/octet-stream;base64,")
+                || photo.hasPrefix("data:image/jpeg;base64,"))
         let encoded = photo.split(separator: ",", maxSplits: 1).last.map(String.init) ?? ""
         #expect(Data(base64Encoded: encoded) == (try Data(contentsOf: binary)))
 
@@ -57,13 +60,16 @@ import FoundationNetworking
         // httpbin /echo-raw: the 11 MB body comes back, so the test can check every byte arrived.
         let temporary = FileManager.default.temporaryDirectory
         func leftovers() throws -> [String] {
-            try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("swiftyservice-multipart-") }
+            try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter {
+                $0.hasPrefix("swiftyservice-multipart-")
+            }
         }
         let before = try leftovers()
         var form = MultipartForm()
         let big = Data((0..<(11 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
         form.addData(big, name: "big", filename: "big.bin")
-        let response = try await TestEndpoint(try realm(), "echo-raw", method: .post, body: .multipart(form)).request()
+        let response = try await TestEndpoint(try realm(), "echo-raw", method: .post, body: .multipart(form))
+            .request()
         let boundary = try #require(MultipartParser.boundary(of: response.header("Content-Type") ?? ""))
         let parts = try #require(MultipartParser.parse(response.data, boundary: boundary))
         #expect(parts.first?.body == big)
@@ -75,8 +81,10 @@ import FoundationNetworking
         // httpbin /anything echoes the body as text in `data`.
         let (text, _) = try sampleFiles()
         let steps = Trail()
-        let response = try await TestEndpoint(try realm(), "anything", method: .put, body: .file(text, contentType: "text/plain"))
-            .transfer(progress: { steps.add("\($0)") })
+        let response = try await TestEndpoint(
+            try realm(), "anything", method: .put, body: .file(text, contentType: "text/plain")
+        )
+        .transfer(progress: { steps.add("\($0)") })
         let echo = try response.echo()
         #expect(echo.data == "line one\nline two\n")
         #expect(echo.header("Content-Type") == "text/plain")
@@ -93,15 +101,21 @@ import FoundationNetworking
         #expect(response.fileURL == destination && response.data.isEmpty)
         let attributes = try FileManager.default.attributesOfItem(atPath: destination.path)
         #expect(attributes[.size] as? Int == size)
-        #expect(try FileManager.default.contentsOfDirectory(atPath: destination.deletingLastPathComponent().path) == ["file.bin"])
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: destination.deletingLastPathComponent().path)
+                == ["file.bin"])
     }
 
     @Test func dripProgressIsMonotonicAndEndsAt100Percent() async throws {
         // httpbin /drip: 2,000 bytes dripped over a second, with a Content-Length.
         let steps = Trail()
         let progress = ProgressLog()
-        let response = try await TestEndpoint(try realm(), "drip", parameters: ["numbytes": 2_000, "duration": 1, "delay": 0])
-            .transfer(progress: { progress.add($0); steps.add("\($0)") })
+        let response = try await TestEndpoint(
+            try realm(), "drip", parameters: ["numbytes": 2_000, "duration": 1, "delay": 0]
+        )
+        .transfer(progress: {
+            progress.add($0); steps.add("\($0)")
+        })
         #expect(response.data.count == 2_000)
         let downloads = progress.all.filter { $0.direction == .download }
         #expect(downloads.count >= 2, "\(steps.all)")
@@ -112,7 +126,9 @@ import FoundationNetworking
 
     @Test func theProgressStreamOfATransferEndsAt100PercentToo() async throws {
         // httpbin /drip again, through transfer()'s AsyncStream.
-        let transfer = TestEndpoint(try realm(), "drip", parameters: ["numbytes": 1_000, "duration": 1, "delay": 0]).transfer()
+        let transfer = TestEndpoint(
+            try realm(), "drip", parameters: ["numbytes": 1_000, "duration": 1, "delay": 0]
+        ).transfer()
         var last: TransferProgress?
         for await step in transfer.progress { last = step }
         #expect(last?.fraction == 1 && last?.completed == 1_000)
@@ -127,8 +143,9 @@ import FoundationNetworking
         let task = Task {
             try await DownloadEndpoint(
                 realm: try realm(), path: "drip", destination: .file(destination),
-                query: ["numbytes": 100_000, "duration": 10, "delay": 0])
-                .transfer(progress: { steps.add($0) })
+                query: ["numbytes": 100_000, "duration": 10, "delay": 0]
+            )
+            .transfer(progress: { steps.add($0) })
         }
         // Cancel once bytes are arriving, so the cancel lands mid-download.
         let deadline = Date().addingTimeInterval(8)

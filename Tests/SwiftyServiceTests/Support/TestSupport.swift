@@ -14,8 +14,10 @@ struct SetupError: Error, CustomStringConvertible {
 /// The httpbin server that `scripts/test` starts; tests that need it fail (never skip) without it.
 enum HTTPBin {
     static func url() throws -> URL {
-        guard let value = ProcessInfo.processInfo.environment["HTTPBIN_URL"], let url = URL(string: value) else {
-            throw SetupError(description: "HTTPBIN_URL is not set: run the tests with scripts/test, which starts httpbin")
+        guard let value = ProcessInfo.processInfo.environment["HTTPBIN_URL"], let url = URL(string: value)
+        else {
+            throw SetupError(
+                description: "HTTPBIN_URL is not set: run the tests with scripts/test, which starts httpbin")
         }
         return url
     }
@@ -73,8 +75,10 @@ struct TestEndpoint: SwiftyServiceProtocol {
     var baseURL: URL? { ownBaseURL ?? realm.baseURL }
 
     init(
-        _ realm: ServiceRealm, _ path: String, method: HTTPMethod = .get, parameters: [String: any Sendable]? = nil,
-        encoding: ParameterEncoding = .automatic, body: RequestBody? = nil, headers: HTTPHeaderDictionary? = nil,
+        _ realm: ServiceRealm, _ path: String, method: HTTPMethod = .get,
+        parameters: [String: any Sendable]? = nil,
+        encoding: ParameterEncoding = .automatic, body: RequestBody? = nil,
+        headers: HTTPHeaderDictionary? = nil,
         sampleData: Data = Data(), validStatusCodes: StatusCodes = .realmDefault, baseURL: URL? = nil
     ) {
         self.realm = realm
@@ -166,7 +170,9 @@ struct Echo: Decodable {
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
-            if let one = try? container.decode(String.self) { self = .one(one) } else {
+            if let one = try? container.decode(String.self) {
+                self = .one(one)
+            } else {
                 self = .many(try container.decode([String].self))
             }
         }
@@ -184,12 +190,19 @@ enum JSONValue: Decodable, Equatable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let bool = try? container.decode(Bool.self) { self = .bool(bool) }
-        else if let number = try? container.decode(Double.self) { self = .number(number) }
-        else if let string = try? container.decode(String.self) { self = .string(string) }
-        else if let array = try? container.decode([JSONValue].self) { self = .array(array) }
-        else { self = .object(try container.decode([String: JSONValue].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let bool = try? container.decode(Bool.self) {
+            self = .bool(bool)
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let string = try? container.decode(String.self) {
+            self = .string(string)
+        } else if let array = try? container.decode([JSONValue].self) {
+            self = .array(array)
+        } else {
+            self = .object(try container.decode([String: JSONValue].self))
+        }
     }
 
     static func parse(_ data: Data) throws -> JSONValue {

@@ -21,11 +21,17 @@ func temporaryCassette(_ name: String = #function) -> URL {
         let file = temporaryCassette()
         let stub = StubBackend()
             .on(.path("/v1/json"), answer: .json(#"{"a": 1}"#))
-            .on(.path("/v1/bytes"), answer: .init(statusCode: 200, headers: ["Content-Type": "image/png"], data: Data([0, 255, 1])))
+            .on(
+                .path("/v1/bytes"),
+                answer: .init(
+                    statusCode: 200, headers: ["Content-Type": "image/png"], data: Data([0, 255, 1]))
+            )
             .on(.path("/v1/gone"), answer: .status(410, data: Data("gone".utf8)))
             .on(.path("/v1/down"), answer: .connectionRefused)
         realm.use(try RecordingBackend(recording: stub, to: file))
-        let endpoints = ["json", "bytes", "gone", "down"].map { TestEndpoint(realm, $0, validStatusCodes: .all) }
+        let endpoints = ["json", "bytes", "gone", "down"].map {
+            TestEndpoint(realm, $0, validStatusCodes: .all)
+        }
         var recorded: [String] = []
         for endpoint in endpoints { recorded.append(await outcome(endpoint)) }
 
@@ -44,7 +50,8 @@ func temporaryCassette(_ name: String = #function) -> URL {
         do {
             let response = try await endpoint.request()
             let type = response.header("Content-Type") ?? "-"
-            return "\(response.statusCode) \(type) \(response.data.map { String(format: "%02x", $0) }.joined())"
+            return
+                "\(response.statusCode) \(type) \(response.data.map { String(format: "%02x", $0) }.joined())"
         } catch {
             return "\(error)"
         }
@@ -53,9 +60,11 @@ func temporaryCassette(_ name: String = #function) -> URL {
     @Test func queryOrderDoesNotMatterAndIdenticalRequestsReplayInOrder() async throws {
         var cassette = Cassette()
         for body in ["first", "second"] {
-            cassette.interactions.append(.init(
-                request: .init(method: "GET", url: "https://api.example.com/v1/q?b=2&a=1", headers: [:], body: nil),
-                response: .init(status: 200, headers: [:], body: .text(body)), error: nil))
+            cassette.interactions.append(
+                .init(
+                    request: .init(
+                        method: "GET", url: "https://api.example.com/v1/q?b=2&a=1", headers: [:], body: nil),
+                    response: .init(status: 200, headers: [:], body: .text(body)), error: nil))
         }
         let file = temporaryCassette()
         try cassette.write(to: file)
@@ -87,14 +96,18 @@ func temporaryCassette(_ name: String = #function) -> URL {
 
     @Test func bodiesCanBePartOfTheMatch() async throws {
         let file = temporaryCassette()
-        realm.use(try RecordingBackend(recording: StubBackend { request in
-            .init(data: request.urlRequest.httpBody)
-        }, to: file))
+        realm.use(
+            try RecordingBackend(
+                recording: StubBackend { request in
+                    .init(data: request.urlRequest.httpBody)
+                }, to: file))
         _ = try await TestEndpoint(realm, "echo", method: .post, parameters: ["n": 1]).request()
         _ = try await TestEndpoint(realm, "echo", method: .post, parameters: ["n": 2]).request()
 
         realm.use(try ReplayBackend(cassette: file, matchingBody: true))
-        #expect(try await TestEndpoint(realm, "echo", method: .post, parameters: ["n": 2]).request().mapString() == #"{"n":2}"#)
+        #expect(
+            try await TestEndpoint(realm, "echo", method: .post, parameters: ["n": 2]).request().mapString()
+                == #"{"n":2}"#)
         await #expect(throws: ServiceError.self) {
             try await TestEndpoint(realm, "echo", method: .post, parameters: ["n": 3]).request()
         }
@@ -112,36 +125,51 @@ func temporaryCassette(_ name: String = #function) -> URL {
 
     @Test func secretsNeverReachTheCassette() async throws {
         let file = temporaryCassette()
-        realm.addHeaders(["Authorization": "Bearer top-secret-1", "X-Api-Key": "top-secret-2", "Cookie": "s=top-secret-3"])
-            .declareSecrets(headers: ["x-api-key"], queryKeys: ["token"])
-        let stub = StubBackend { _ in .init(headers: ["Set-Cookie": "s=top-secret-4"], data: Data("ok".utf8)) }
+        realm.addHeaders([
+            "Authorization": "Bearer top-secret-1", "X-Api-Key": "top-secret-2", "Cookie": "s=top-secret-3",
+        ])
+        .declareSecrets(headers: ["x-api-key"], queryKeys: ["token"])
+        let stub = StubBackend { _ in .init(headers: ["Set-Cookie": "s=top-secret-4"], data: Data("ok".utf8))
+        }
         realm.use(try RecordingBackend(recording: stub, to: file, redaction: Redaction(headers: ["X-Extra"])))
-        _ = try await TestEndpoint(realm, "x", parameters: ["token": "top-secret-5", "page": 1],
-                                   headers: ["X-Extra": "top-secret-6"]).request()
+        _ = try await TestEndpoint(
+            realm, "x", parameters: ["token": "top-secret-5", "page": 1],
+            headers: ["X-Extra": "top-secret-6"]
+        ).request()
         let text = try String(contentsOf: file, encoding: .utf8)
         #expect(!text.contains("top-secret"))
         #expect(text.contains("page=1&token=REDACTED"))
         #expect(text.contains("<redacted>"))
 
         realm.use(try ReplayBackend(cassette: file))
-        let replayed = try await TestEndpoint(realm, "x", parameters: ["token": "another", "page": 1]).request()
+        let replayed = try await TestEndpoint(realm, "x", parameters: ["token": "another", "page": 1])
+            .request()
         #expect(try replayed.mapString() == "ok")
     }
 
     @Test func malformedOrTruncatedCassettesGiveAClearError() throws {
         let file = temporaryCassette()
-        try FileManager.default.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         var cassette = Cassette()
-        cassette.interactions.append(.init(
-            request: .init(method: "GET", url: "https://a/b", headers: [:], body: nil),
-            response: .init(status: 200, headers: [:], body: .text("ok")), error: nil))
+        cassette.interactions.append(
+            .init(
+                request: .init(method: "GET", url: "https://a/b", headers: [:], body: nil),
+                response: .init(status: 200, headers: [:], body: .text("ok")), error: nil))
         try cassette.write(to: file)
         let whole = try Data(contentsOf: file)
         let cases: [(Data, String)] = [
             (whole.prefix(whole.count / 2), "cut short"),
             (Data("not json at all".utf8), "not valid JSON"),
-            (Data(#"{"version": 1, "interactions": [{"response": {"status": 200, "headers": {}}}]}"#.utf8), "request"),
-            (Data(#"{"version": 1, "interactions": [{"request": {"method": 1, "url": "x", "headers": {}}}]}"#.utf8), "wrong value"),
+            (
+                Data(#"{"version": 1, "interactions": [{"response": {"status": 200, "headers": {}}}]}"#.utf8),
+                "request"
+            ),
+            (
+                Data(
+                    #"{"version": 1, "interactions": [{"request": {"method": 1, "url": "x", "headers": {}}}]}"#
+                        .utf8), "wrong value"
+            ),
             (Data(), "not valid JSON"),
         ]
         for (bytes, problem) in cases {
@@ -161,7 +189,9 @@ func temporaryCassette(_ name: String = #function) -> URL {
 
     @Test func theCassetteOnDiskIsAlwaysWholeWhileItIsBeingWritten() async throws {
         let file = temporaryCassette()
-        realm.use(try RecordingBackend(recording: StubBackend { _ in .init(data: Data(repeating: 65, count: 4_096)) }, to: file))
+        realm.use(
+            try RecordingBackend(
+                recording: StubBackend { _ in .init(data: Data(repeating: 65, count: 4_096)) }, to: file))
         _ = try await TestEndpoint(realm, "0").request()
         // The reader runs on a thread of its own, reading the file over and over while it is rewritten; a
         // file written in place would sooner or later be read half-written.

@@ -41,7 +41,8 @@ import FoundationNetworking
         realm.use(StubBackend().on(.endpoint(info), answer: .json(#"{"id": 42}"#, statusCode: 201)))
         #expect(await status(info) == "201")
         #expect(await status(TestEndpoint(realm, "user/info", parameters: ["uid": 7])) == "200")
-        #expect(await status(TestEndpoint(realm, "user/info", method: .post, parameters: ["uid": 42])) == "200")
+        #expect(
+            await status(TestEndpoint(realm, "user/info", method: .post, parameters: ["uid": 42])) == "200")
     }
 
     @Test func failuresAndDelaysArePerAnswer() async throws {

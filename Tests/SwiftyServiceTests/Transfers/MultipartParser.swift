@@ -25,23 +25,29 @@ enum MultipartParser {
         let delimiter = Data("--\(boundary)".utf8)
         var parts: [ParsedPart] = []
         var cursor = body.startIndex
-        guard let first = body.range(of: delimiter, in: cursor..<body.endIndex), first.lowerBound == body.startIndex
+        guard let first = body.range(of: delimiter, in: cursor..<body.endIndex),
+            first.lowerBound == body.startIndex
         else { return nil }
         cursor = first.upperBound
         while true {
             if body[cursor...].starts(with: Data("--".utf8)) { return parts }
             guard body[cursor...].starts(with: Data("\r\n".utf8)) else { return nil }
             cursor += 2
-            guard let headerEnd = body.range(of: Data("\r\n\r\n".utf8), in: cursor..<body.endIndex) else { return nil }
+            guard let headerEnd = body.range(of: Data("\r\n\r\n".utf8), in: cursor..<body.endIndex) else {
+                return nil
+            }
             var headers: [String: String] = [:]
-            for line in String(decoding: body[cursor..<headerEnd.lowerBound], as: UTF8.self).components(separatedBy: "\r\n") {
+            for line in String(decoding: body[cursor..<headerEnd.lowerBound], as: UTF8.self).components(
+                separatedBy: "\r\n")
+            {
                 let pieces = line.split(separator: ":", maxSplits: 1)
                 guard pieces.count == 2 else { return nil }
                 headers[pieces[0].lowercased()] = pieces[1].trimmingCharacters(in: .whitespaces)
             }
             let next = Data("\r\n".utf8) + delimiter
             guard let end = body.range(of: next, in: headerEnd.upperBound..<body.endIndex) else { return nil }
-            parts.append(ParsedPart(headers: headers, body: Data(body[headerEnd.upperBound..<end.lowerBound])))
+            parts.append(
+                ParsedPart(headers: headers, body: Data(body[headerEnd.upperBound..<end.lowerBound])))
             cursor = end.upperBound
         }
     }

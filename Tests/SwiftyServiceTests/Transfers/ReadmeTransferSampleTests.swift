@@ -46,7 +46,10 @@ enum PhotoService: SwiftyServiceProtocol {
         let fileURL = directory.appendingPathComponent("original.jpg")
         let otherURL = directory.appendingPathComponent("other.jpg")
         ServiceRealm.get("photos").setBaseURL(URL(string: "https://photos.example.com")!)
-            .use(StubBackend { request in .init(statusCode: 200, data: Data("bytes of \(request.urlRequest.url!.path)".utf8)) })
+            .use(
+                StubBackend { request in
+                    .init(statusCode: 200, data: Data("bytes of \(request.urlRequest.url!.path)".utf8))
+                })
 
         let steps = Trail()
         let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in

@@ -91,7 +91,8 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
         for _ in 0..<20 {
             var form = MultipartForm()
             form.addField("a", value: "--SwiftyService-")
-            form.addData(Data((0..<2_000).map { _ in UInt8.random(in: 0...255) }), name: "noise", filename: "n.bin")
+            form.addData(
+                Data((0..<2_000).map { _ in UInt8.random(in: 0...255) }), name: "noise", filename: "n.bin")
             let (contentType, parts) = try await sentBody(form)
             let boundary = try #require(MultipartParser.boundary(of: contentType))
             for part in parts { #expect(part.body.range(of: Data(boundary.utf8)) == nil) }
@@ -106,7 +107,8 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
             try await TestEndpoint(realm, "u", method: .post, body: .multipart(form)).request()
         } throws: { ($0 as? ServiceError)?.kind == .invalidRequest }
         await #expect {
-            try await TestEndpoint(realm, "u", method: .post, body: .file(URL(fileURLWithPath: "/nope"))).request()
+            try await TestEndpoint(realm, "u", method: .post, body: .file(URL(fileURLWithPath: "/nope")))
+                .request()
         } throws: { ($0 as? ServiceError)?.kind == .invalidRequest }
     }
 }
@@ -117,11 +119,13 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
     @Test func aDownloadEndsUpInItsFileAndTheResponseNamesIt() async throws {
         let destination = temporaryDirectory().appendingPathComponent("nested/dir/file.bin")
         realm.use(StubBackend { _ in .init(data: Data(repeating: 7, count: 5_000)) })
-        let response = try await DownloadEndpoint(realm: realm, path: "f", destination: .file(destination)).request()
+        let response = try await DownloadEndpoint(realm: realm, path: "f", destination: .file(destination))
+            .request()
         #expect(response.fileURL == destination)
         #expect(response.data.isEmpty)
         #expect(try Data(contentsOf: destination) == Data(repeating: 7, count: 5_000))
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: destination.deletingLastPathComponent().path)
+        let leftovers = try FileManager.default.contentsOfDirectory(
+            atPath: destination.deletingLastPathComponent().path)
         #expect(leftovers == ["file.bin"])
     }
 
@@ -140,7 +144,9 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
         }
         #expect(spy.requests.isEmpty)
         #expect(try String(contentsOf: destination, encoding: .utf8) == "old")
-        _ = try await DownloadEndpoint(realm: realm, path: "f", destination: .file(destination, replacing: true)).request()
+        _ = try await DownloadEndpoint(
+            realm: realm, path: "f", destination: .file(destination, replacing: true)
+        ).request()
         #expect(try String(contentsOf: destination, encoding: .utf8) == "new")
     }
 
@@ -165,8 +171,10 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
     @Test func progressEndsAt100PercentBeforeTheResponse() async throws {
         realm.use(StubBackend { _ in .init(data: Data(repeating: 1, count: 300)) })
         let steps = Trail()
-        let response = try await TestEndpoint(realm, "x", method: .post, body: .data(Data(repeating: 2, count: 40)))
-            .transfer(progress: { steps.add("\($0)") })
+        let response = try await TestEndpoint(
+            realm, "x", method: .post, body: .data(Data(repeating: 2, count: 40))
+        )
+        .transfer(progress: { steps.add("\($0)") })
         steps.add("response \(response.statusCode)")
         #expect(steps.all == ["upload 40/40 (100%)", "download 300/300 (100%)", "response 200"])
     }

@@ -21,8 +21,12 @@ import FoundationNetworking
         let samples: [[String: any Sendable]] = [
             ["name": "Ann", "age": 42, "admin": true],
             ["quote": "\"hi\"\\ /path\n\t\r\u{08}\u{0C}\u{01}\u{1F}", "emoji": "😀 é 日本"],
-            ["nested": ["b": [1, 2, ["c": NSNull()] as [String: any Sendable]] as [any Sendable], "a": [String]()]
-                as [String: any Sendable], "empty": [String: Int]()],
+            [
+                "nested": [
+                    "b": [1, 2, ["c": NSNull()] as [String: any Sendable]] as [any Sendable], "a": [String](),
+                ]
+                    as [String: any Sendable], "empty": [String: Int](),
+            ],
             ["big": Int64.max, "small": Int64.min, "neg": -1, "zero": 0, "u": UInt64.max],
             ["bools": [true, false], "null": NSNull()],
         ]
@@ -32,7 +36,9 @@ import FoundationNetworking
     }
 
     @Test func numbersRoundTripToTheSameValues() throws {
-        let doubles: [Double] = [0.1, 1.5, -2.25, 3.0, 1e-7, 6.02214076e23, 123456789.125, -0.5, 1e300, .ulpOfOne]
+        let doubles: [Double] = [
+            0.1, 1.5, -2.25, 3.0, 1e-7, 6.02214076e23, 123456789.125, -0.5, 1e300, .ulpOfOne,
+        ]
         let body = try jsonBody(["values": doubles])
         let parsed = try JSONSerialization.jsonObject(with: body) as! [String: [Double]]
         #expect(parsed["values"] == doubles)
@@ -54,10 +60,14 @@ import FoundationNetworking
     }
 
     @Test func aFormBodyIsURLEncodedWithItsContentType() throws {
-        let request = try TestEndpoint(realm, "x", method: .post, parameters: ["b": "x y+z", "a": [1, 2]],
-                                       encoding: .form).urlRequest()
+        let request = try TestEndpoint(
+            realm, "x", method: .post, parameters: ["b": "x y+z", "a": [1, 2]],
+            encoding: .form
+        ).urlRequest()
         #expect(request.httpBody == Data("a%5B%5D=1&a%5B%5D=2&b=x%20y%2Bz".utf8))
-        #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/x-www-form-urlencoded; charset=utf-8")
+        #expect(
+            request.value(forHTTPHeaderField: "Content-Type")
+                == "application/x-www-form-urlencoded; charset=utf-8")
         #expect(request.url?.query == nil)
     }
 
@@ -65,8 +75,10 @@ import FoundationNetworking
         struct Payload: Encodable { let userName: String }
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
-        let request = try TestEndpoint(realm, "x", method: .post, body: .json(Payload(userName: "ann"), encoder: encoder))
-            .urlRequest()
+        let request = try TestEndpoint(
+            realm, "x", method: .post, body: .json(Payload(userName: "ann"), encoder: encoder)
+        )
+        .urlRequest()
         #expect(request.httpBody == Data(#"{"user_name":"ann"}"#.utf8))
         #expect(request.value(forHTTPHeaderField: "Content-Type") == "application/json")
     }
@@ -76,7 +88,8 @@ import FoundationNetworking
         let plain = try TestEndpoint(realm, "x", method: .put, body: .data(bytes)).urlRequest()
         #expect(plain.httpBody == bytes)
         #expect(plain.value(forHTTPHeaderField: "Content-Type") == "application/octet-stream")
-        let typed = try TestEndpoint(realm, "x", method: .put, body: .data(bytes, contentType: "image/png")).urlRequest()
+        let typed = try TestEndpoint(realm, "x", method: .put, body: .data(bytes, contentType: "image/png"))
+            .urlRequest()
         #expect(typed.value(forHTTPHeaderField: "Content-Type") == "image/png")
     }
 
@@ -84,27 +97,33 @@ import FoundationNetworking
         realm.addHeader("content-type", withValue: "application/vnd.api+json")
         let fromRealm = try TestEndpoint(realm, "x", method: .post, parameters: ["a": 1]).urlRequest()
         #expect(fromRealm.value(forHTTPHeaderField: "Content-Type") == "application/vnd.api+json")
-        let fromEndpoint = try TestEndpoint(realm, "x", method: .post, body: .data(Data()),
-                                            headers: ["Content-Type": "text/plain"]).urlRequest()
+        let fromEndpoint = try TestEndpoint(
+            realm, "x", method: .post, body: .data(Data()),
+            headers: ["Content-Type": "text/plain"]
+        ).urlRequest()
         #expect(fromEndpoint.value(forHTTPHeaderField: "Content-Type") == "text/plain")
     }
 
     @Test func withABodyOfItsOwnTheParametersGoToTheQuery() throws {
-        let request = try TestEndpoint(realm, "x", method: .post, parameters: ["page": 2], body: .data(Data("raw".utf8)))
-            .urlRequest()
+        let request = try TestEndpoint(
+            realm, "x", method: .post, parameters: ["page": 2], body: .data(Data("raw".utf8))
+        )
+        .urlRequest()
         #expect(request.url?.query == "page=2")
         #expect(request.httpBody == Data("raw".utf8))
     }
 
     @Test func aBodyAndParametersThatBothWantTheBodyAreRefused() throws {
         for encoding in [ParameterEncoding.json, .form] {
-            let endpoint = TestEndpoint(realm, "x", method: .post, parameters: ["a": 1], encoding: encoding,
-                                        body: .data(Data()))
+            let endpoint = TestEndpoint(
+                realm, "x", method: .post, parameters: ["a": 1], encoding: encoding,
+                body: .data(Data()))
             #expect {
                 try endpoint.urlRequest()
             } throws: { error in
                 guard case let ServiceError.invalidRequest(reason, _, _) = error,
-                      case .conflictingBody = reason else { return false }
+                    case .conflictingBody = reason
+                else { return false }
                 return true
             }
         }
@@ -121,7 +140,9 @@ import FoundationNetworking
 
 /// Random JSON-able values, for comparing the JSON writer with Foundation's.
 enum RandomJSON {
-    static func object(depth: Int, using generator: inout SystemRandomNumberGenerator) -> [String: any Sendable] {
+    static func object(depth: Int, using generator: inout SystemRandomNumberGenerator) -> [String:
+        any Sendable]
+    {
         var result: [String: any Sendable] = [:]
         for _ in 0..<Int.random(in: 0...5, using: &generator) {
             result[string(using: &generator)] = value(depth: depth - 1, using: &generator)
@@ -137,13 +158,19 @@ enum RandomJSON {
         case 3: return Bool.random(using: &generator)
         case 4: return NSNull()
         case 5: return Double(Int.random(in: -1000...1000, using: &generator)) / 8
-        case 6: return (0..<Int.random(in: 0...4, using: &generator)).map { _ in value(depth: depth - 1, using: &generator) }
+        case 6:
+            return (0..<Int.random(in: 0...4, using: &generator)).map { _ in
+                value(depth: depth - 1, using: &generator)
+            }
         default: return object(depth: depth - 1, using: &generator)
         }
     }
 
     static func string(using generator: inout SystemRandomNumberGenerator) -> String {
         let alphabet = Array("abcXYZ019 _-\"\\/\n\t\u{01}\u{1F}é日😀+&=?#%")
-        return String((0..<Int.random(in: 0...12, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! })
+        return String(
+            (0..<Int.random(in: 0...12, using: &generator)).map { _ in
+                alphabet.randomElement(using: &generator)!
+            })
     }
 }

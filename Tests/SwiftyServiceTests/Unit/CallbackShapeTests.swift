@@ -27,7 +27,8 @@ enum OldStyleService: SwiftyServiceProtocol {
     static func deliver(_ result: Result<Response, ServiceError>, to callback: OldStyleCompletion) {
         switch result {
         case let .success(response): callback(response.data, nil)
-        case let .failure(error): callback(nil, NSError(domain: "OldStyle", code: error.response?.statusCode ?? 0))
+        case let .failure(error):
+            callback(nil, NSError(domain: "OldStyle", code: error.response?.statusCode ?? 0))
         }
     }
 }
@@ -68,16 +69,20 @@ enum LegacyPing: LegacyServiceProtocol {
     @Test func theLegacyExampleGetsItsSuccessAndFailureBlocks() async throws {
         realm.use(.stub)
         let recorder = CallbackRecorder<String>()
-        LegacyPing.ping(realm: realm).request(completion: LegacyCallbacks(
-            success: { json in recorder.record("success \((json as? [String: Any])?["pong"] as? Bool ?? false)") },
-            failure: { error in recorder.record("failure \(error.code)") }))
+        LegacyPing.ping(realm: realm).request(
+            completion: LegacyCallbacks(
+                success: { json in
+                    recorder.record("success \((json as? [String: Any])?["pong"] as? Bool ?? false)")
+                },
+                failure: { error in recorder.record("failure \(error.code)") }))
         #expect(try await recorder.first() == "success true")
 
         realm.use(StubBackend.failing(statusCode: 404))
         let failed = CallbackRecorder<String>()
-        LegacyPing.ping(realm: realm).request(completion: LegacyCallbacks(
-            success: { _ in failed.record("success") },
-            failure: { error in failed.record("failure \(error.code) \(error.localizedDescription)") }))
+        LegacyPing.ping(realm: realm).request(
+            completion: LegacyCallbacks(
+                success: { _ in failed.record("success") },
+                failure: { error in failed.record("failure \(error.code) \(error.localizedDescription)") }))
         let message = try await failed.first()
         #expect(message.hasPrefix("failure 404 GET https://api.example.com/ping"))
         #expect(try await failed.count(after: 0.05) == 1)

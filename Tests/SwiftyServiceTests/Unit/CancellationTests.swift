@@ -121,7 +121,9 @@ final class HangingBackend: NetworkBackend, @unchecked Sendable {
         #expect(recorders.allSatisfy { $0.calls.count == 1 })
         for index in stride(from: 0, to: count, by: 2) {
             guard case .failure(.cancelled) = recorders[index].calls[0] else {
-                Issue.record("request \(index) was cancelled before it could answer, yet got \(recorders[index].calls[0])")
+                Issue.record(
+                    "request \(index) was cancelled before it could answer, yet got \(recorders[index].calls[0])"
+                )
                 break
             }
         }

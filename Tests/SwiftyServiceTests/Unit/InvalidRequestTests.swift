@@ -27,9 +27,11 @@ import FoundationNetworking
         do { _ = try await endpoint.request() } catch let error as ServiceError { viaAsync = error }
         #expect(spy.requests.isEmpty, "nothing may be sent", sourceLocation: sourceLocation)
         guard case let .failure(.invalidRequest(reason, method, url)) = viaCallback,
-              case let .invalidRequest(asyncReason, _, _)? = viaAsync else {
-            Issue.record("expected .invalidRequest, got \(viaCallback) / \(String(describing: viaAsync))",
-                         sourceLocation: sourceLocation)
+            case let .invalidRequest(asyncReason, _, _)? = viaAsync
+        else {
+            Issue.record(
+                "expected .invalidRequest, got \(viaCallback) / \(String(describing: viaAsync))",
+                sourceLocation: sourceLocation)
             return nil
         }
         #expect(reason == asyncReason, sourceLocation: sourceLocation)
@@ -87,7 +89,8 @@ import FoundationNetworking
 
     @Test func methodsMustBeTokens() async throws {
         for method in ["GET POST", "", "GET\r\n", "PRÜF"] {
-            #expect(try await reason(TestEndpoint(realm, "x", method: HTTPMethod(rawValue: method)))
+            #expect(
+                try await reason(TestEndpoint(realm, "x", method: HTTPMethod(rawValue: method)))
                     == .invalidMethod(method))
         }
         #expect(try TestEndpoint(realm, "x", method: "PROPFIND").urlRequest().httpMethod == "PROPFIND")
@@ -124,7 +127,9 @@ import FoundationNetworking
                 throw EncodingError.invalidValue(0, .init(codingPath: [], debugDescription: "no"))
             }
         }
-        guard case .unencodableBody = try await reason(TestEndpoint(realm, "x", method: .post, body: .json(Refuses())))
+        guard
+            case .unencodableBody = try await reason(
+                TestEndpoint(realm, "x", method: .post, body: .json(Refuses())))
         else { Issue.record("expected unencodableBody"); return }
     }
 

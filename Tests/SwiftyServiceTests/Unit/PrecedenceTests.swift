@@ -31,7 +31,8 @@ import FoundationNetworking
 
         let overriddenPerCRUD = try endpoint.override { configuration in
             configuration.addHeader("X-Layer", withValue: "override")
-            configuration.addHeader("X-Layer", withValue: "override-retrieve", specificForCRUDMethod: .retrieve)
+            configuration.addHeader(
+                "X-Layer", withValue: "override-retrieve", specificForCRUDMethod: .retrieve)
         }.urlRequest()
         #expect(overriddenPerCRUD.value(forHTTPHeaderField: "X-Layer") == "override-retrieve")
     }
@@ -86,12 +87,15 @@ import FoundationNetworking
         realm.overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
         #expect(try get.urlRequest().cachePolicy == .returnCacheDataElseLoad)
         #expect(try post.urlRequest().cachePolicy == .reloadIgnoringLocalCacheData)
-        #expect(try get.override { $0.overrideGlobalCachePolicy(.returnCacheDataDontLoad) }.urlRequest().cachePolicy
+        #expect(
+            try get.override { $0.overrideGlobalCachePolicy(.returnCacheDataDontLoad) }.urlRequest()
+                .cachePolicy
                 == .returnCacheDataDontLoad)
-        #expect(try get.override {
-            $0.overrideGlobalCachePolicy(.returnCacheDataDontLoad)
-            $0.overrideCachePolicy(.reloadRevalidatingCacheData, forCrudMethod: .retrieve)
-        }.urlRequest().cachePolicy == .reloadRevalidatingCacheData)
+        #expect(
+            try get.override {
+                $0.overrideGlobalCachePolicy(.returnCacheDataDontLoad)
+                $0.overrideCachePolicy(.reloadRevalidatingCacheData, forCrudMethod: .retrieve)
+            }.urlRequest().cachePolicy == .reloadRevalidatingCacheData)
     }
 
     @Test func timeoutGoesFromTheDefaultToTheRealmToTheOverride() throws {
@@ -113,7 +117,9 @@ import FoundationNetworking
 
     @Test func overridesChainAndTheLaterOneWins() throws {
         let request = try TestEndpoint(realm, "x")
-            .override { $0.addHeader("X-A", withValue: "1"); $0.setTimeout(5) }
+            .override {
+                $0.addHeader("X-A", withValue: "1"); $0.setTimeout(5)
+            }
             .override { $0.addHeader("X-A", withValue: "2") }
             .urlRequest()
         #expect(request.value(forHTTPHeaderField: "X-A") == "2")
@@ -125,7 +131,8 @@ import FoundationNetworking
         realm.use(spy).addHeaders(["X-Version": "1", "X-Version-Copy": "1"])
         let recorder = CallbackRecorder<Result<Response, ServiceError>>()
         TestEndpoint(realm, "x").request { recorder.record($0) }
-        realm.addHeaders(["X-Version": "2", "X-Version-Copy": "2"]).setBaseURL(URL(string: "https://changed.example")!)
+        realm.addHeaders(["X-Version": "2", "X-Version-Copy": "2"]).setBaseURL(
+            URL(string: "https://changed.example")!)
         let response = try await recorder.first().get()
         #expect(response.request.value(forHTTPHeaderField: "X-Version") == "1")
         #expect(response.request.url?.host == "api.example.com")
@@ -137,7 +144,9 @@ import FoundationNetworking
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
                 for version in 1...2_000 {
-                    realm.configure { $0.addHeaders(["X-Version": "\(version)", "X-Version-Copy": "\(version)"]) }
+                    realm.configure {
+                        $0.addHeaders(["X-Version": "\(version)", "X-Version-Copy": "\(version)"])
+                    }
                     if version.isMultiple(of: 50) { await Task.yield() }
                 }
             }
@@ -147,7 +156,8 @@ import FoundationNetworking
                         if index.isMultiple(of: 50) { await Task.yield() }
                         let request = try await TestEndpoint(realm, "x").request().request
                         let version = request.value(forHTTPHeaderField: "X-Version")
-                        #expect(version != nil && version == request.value(forHTTPHeaderField: "X-Version-Copy"))
+                        #expect(
+                            version != nil && version == request.value(forHTTPHeaderField: "X-Version-Copy"))
                     }
                 }
             }

@@ -26,8 +26,14 @@ import FoundationNetworking
             (users.create(Data("{}".utf8)), "POST", "https://api.example.com/v1/users"),
             (users.retrieve(), "GET", "https://api.example.com/v1/users"),
             (users.retrieve("1"), "GET", "https://api.example.com/v1/users/1"),
-            (users.retrieve(query: ["page": 2, "q": "a b"]), "GET", "https://api.example.com/v1/users?page=2&q=a%20b"),
-            (users.retrieve("1", query: ["expand": true]), "GET", "https://api.example.com/v1/users/1?expand=1"),
+            (
+                users.retrieve(query: ["page": 2, "q": "a b"]), "GET",
+                "https://api.example.com/v1/users?page=2&q=a%20b"
+            ),
+            (
+                users.retrieve("1", query: ["expand": true]), "GET",
+                "https://api.example.com/v1/users/1?expand=1"
+            ),
             (users.update("1", Data("{}".utf8)), "PUT", "https://api.example.com/v1/users/1"),
             (users.destroy("1"), "DELETE", "https://api.example.com/v1/users/1"),
         ]
@@ -41,8 +47,11 @@ import FoundationNetworking
     @Test func theRealmsCRUDMapDecidesTheVerb() async throws {
         realm.overrideCrudMethod(.update, withHTTPMethod: .patch)
         #expect(try await sent(users.update("1", Data())).httpMethod == "PATCH")
-        #expect(try await sent(users.override { $0.overrideCrudMethod(.destroy, withHTTPMethod: "PURGE") }.destroy("1"))
-                .httpMethod == "PURGE")
+        #expect(
+            try await sent(
+                users.override { $0.overrideCrudMethod(.destroy, withHTTPMethod: "PURGE") }.destroy("1")
+            )
+            .httpMethod == "PURGE")
         #expect(try await sent(users.destroy("1")).httpMethod == "DELETE")
     }
 
@@ -57,22 +66,32 @@ import FoundationNetworking
         let updated = try await sent(users.update("1", NewUser(name: "Bob")))
         #expect(updated.httpBody == Data(#"{"name":"Bob"}"#.utf8))
 
-        realm.addHeader("Content-Type", withValue: "application/vnd.users+json", specificForCRUDMethod: .create)
-        #expect(try await sent(users.create(Data())).value(forHTTPHeaderField: "Content-Type") == "application/vnd.users+json")
+        realm.addHeader(
+            "Content-Type", withValue: "application/vnd.users+json", specificForCRUDMethod: .create)
+        #expect(
+            try await sent(users.create(Data())).value(forHTTPHeaderField: "Content-Type")
+                == "application/vnd.users+json")
         let overridden = users.override { $0.addHeader("Content-Type", withValue: "text/csv") }
-        #expect(try await sent(overridden.update("1", Data())).value(forHTTPHeaderField: "Content-Type") == "text/csv")
+        #expect(
+            try await sent(overridden.update("1", Data())).value(forHTTPHeaderField: "Content-Type")
+                == "text/csv")
     }
 
     @Test func realmHeadersApplyGloballyAndPerCRUDMethod() async throws {
-        realm.addHeader("X-All", withValue: "1").addHeader("X-Read", withValue: "1", specificForCRUDMethod: .retrieve)
+        realm.addHeader("X-All", withValue: "1").addHeader(
+            "X-Read", withValue: "1", specificForCRUDMethod: .retrieve)
         let read = try await sent(users.retrieve("1"))
         let write = try await sent(users.create(Data()))
-        #expect(read.value(forHTTPHeaderField: "X-All") == "1" && read.value(forHTTPHeaderField: "X-Read") == "1")
-        #expect(write.value(forHTTPHeaderField: "X-All") == "1" && write.value(forHTTPHeaderField: "X-Read") == nil)
+        #expect(
+            read.value(forHTTPHeaderField: "X-All") == "1" && read.value(forHTTPHeaderField: "X-Read") == "1")
+        #expect(
+            write.value(forHTTPHeaderField: "X-All") == "1"
+                && write.value(forHTTPHeaderField: "X-Read") == nil)
     }
 
     @Test func anOverrideAppliesToTheCallMadeThroughItOnly() async throws {
-        let withOverride = try await sent(users.override { $0.addHeader("X-Once", withValue: "1") }.retrieve("1"))
+        let withOverride = try await sent(
+            users.override { $0.addHeader("X-Once", withValue: "1") }.retrieve("1"))
         let without = try await sent(users.retrieve("1"))
         #expect(withOverride.value(forHTTPHeaderField: "X-Once") == "1")
         #expect(without.value(forHTTPHeaderField: "X-Once") == nil)
@@ -92,7 +111,8 @@ import FoundationNetworking
     @Test func anEmptyIdentifierIsRefusedAndNothingIsSent() async throws {
         for promise in [users.retrieve(""), users.update("", Data()), users.destroy("")] {
             guard case let .invalidRequest(.invalidIdentifier, method, url)? = promise.result?.error else {
-                Issue.record("expected invalidIdentifier, got \(String(describing: promise.result))"); continue
+                Issue.record("expected invalidIdentifier, got \(String(describing: promise.result))");
+                continue
             }
             #expect(url == "https://api.example.com/v1/users")
             #expect(method != .post)
@@ -121,7 +141,9 @@ import FoundationNetworking
         realm.use(.stub(.delayed(0.05)))
         let promise = users.retrieve("1")
         let before = CallbackRecorder<Int?>()
-        promise.then { before.record($0.response?.statusCode) }.then { before.record($0.response?.statusCode) }
+        promise.then { before.record($0.response?.statusCode) }.then {
+            before.record($0.response?.statusCode)
+        }
         #expect(try await before.first() == 200)
         let after = CallbackRecorder<Int?>()
         promise.then { after.record($0.response?.statusCode) }
@@ -156,7 +178,9 @@ import FoundationNetworking
         #expect(result.request?.url?.path == "/v1/users/1")
         #expect(result.response?.statusCode == 500)
         #expect(result.data == Data("oops".utf8))
-        guard case .unacceptableStatusCode? = result.error else { Issue.record("expected the status error"); return }
+        guard case .unacceptableStatusCode? = result.error else {
+            Issue.record("expected the status error"); return
+        }
     }
 
     @Test func aTypedValueIsDecodedFromJSON() async throws {

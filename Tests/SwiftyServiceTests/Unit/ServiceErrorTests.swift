@@ -22,8 +22,13 @@ import FoundationNetworking
             (.timedOut(request), "timed out after 7 s"),
             (.cancelled(request), "cancelled"),
             (.unacceptableStatusCode(response), "unacceptable status 503"),
-            (.decoding(response, underlying: DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not JSON"))),
-             "not JSON"),
+            (
+                .decoding(
+                    response,
+                    underlying: DecodingError.dataCorrupted(
+                        .init(codingPath: [], debugDescription: "not JSON"))),
+                "not JSON"
+            ),
         ]
         for (error, cause) in cases {
             let url = error.url
@@ -31,7 +36,9 @@ import FoundationNetworking
             #expect(error.description.contains(cause), "\(error)")
             #expect(error.localizedDescription == error.description)
         }
-        #expect(cases[1].0.description.hasPrefix("POST https://api.example.com/v1/user/info?uid=42: transport failed"))
+        #expect(
+            cases[1].0.description.hasPrefix(
+                "POST https://api.example.com/v1/user/info?uid=42: transport failed"))
     }
 
     @Test func theResponseIsThereWhereTheServerAnswered() {
@@ -54,7 +61,9 @@ import FoundationNetworking
         }
         let html = Response(request: request, statusCode: 200, data: Data("<html></html>".utf8))
         #expect(throws: ServiceError.self) { try html.mapJSON() }
-        #expect(throws: ServiceError.self) { try Response(request: request, statusCode: 200, data: Data([0xFF, 0xFE, 0xFD])).mapString() }
+        #expect(throws: ServiceError.self) {
+            try Response(request: request, statusCode: 200, data: Data([0xFF, 0xFE, 0xFD])).mapString()
+        }
         #expect(try html.mapString() == "<html></html>")
     }
 }

@@ -26,11 +26,12 @@ import FoundationNetworking
     }
 
     @Test func aClosureDecidesStatusHeadersAndBodyPerRequest() async throws {
-        realm.use(StubBackend { request in
-            request.urlRequest.url?.path == "/missing"
-                ? .init(statusCode: 404, headers: ["X-Reason": "gone"], data: Data("nope".utf8))
-                : .json(#"{"path":"\#(request.urlRequest.url!.path)"}"#)
-        })
+        realm.use(
+            StubBackend { request in
+                request.urlRequest.url?.path == "/missing"
+                    ? .init(statusCode: 404, headers: ["X-Reason": "gone"], data: Data("nope".utf8))
+                    : .json(#"{"path":"\#(request.urlRequest.url!.path)"}"#)
+            })
         let found = try await TestEndpoint(realm, "found").request()
         #expect(try found.mapString() == #"{"path":"/found"}"#)
         #expect(found.header("content-type") == "application/json")
@@ -45,10 +46,11 @@ import FoundationNetworking
     }
 
     @Test func theClosureSeesTheEndpointItAnswers() async throws {
-        realm.use(StubBackend { request in
-            let endpoint = request.endpoint as? TestEndpoint
-            return .init(data: Data((endpoint?.path ?? "none").utf8))
-        })
+        realm.use(
+            StubBackend { request in
+                let endpoint = request.endpoint as? TestEndpoint
+                return .init(data: Data((endpoint?.path ?? "none").utf8))
+            })
         #expect(try await TestEndpoint(realm, "who/am/i").request().mapString() == "who/am/i")
     }
 
@@ -70,7 +72,16 @@ import FoundationNetworking
             (URLError(.networkConnectionLost), { if case .transport = $0 { true } else { false } }),
             (URLError(.cancelled), { if case .cancelled = $0 { true } else { false } }),
             (CancellationError(), { if case .cancelled = $0 { true } else { false } }),
-            (LibraryFailure(), { if case let .transport(_, underlying, _) = $0 { underlying is LibraryFailure } else { false } }),
+            (
+                LibraryFailure(),
+                {
+                    if case let .transport(_, underlying, _) = $0 {
+                        underlying is LibraryFailure
+                    } else {
+                        false
+                    }
+                }
+            ),
         ]
         for (thrown, matches) in cases {
             realm.use(StubBackend.failing(thrown))

@@ -12,9 +12,10 @@ import FoundationNetworking
 
     static func randomText(using generator: inout SystemRandomNumberGenerator) -> String {
         let alphabet = Array("abcXYZ019 -._~!$&'()*+,;=:@/?#[]%\"<>\\^`{|}é日😀\u{7F}\t")
-        return String((0..<Int.random(in: 0...10, using: &generator)).map { _ in
-            alphabet.randomElement(using: &generator)!
-        })
+        return String(
+            (0..<Int.random(in: 0...10, using: &generator)).map { _ in
+                alphabet.randomElement(using: &generator)!
+            })
     }
 
     @Test func randomQueryParametersDecodeBackToTheirKeysAndValuesInSortedOrder() throws {
@@ -61,7 +62,8 @@ import FoundationNetworking
             let path = components.percentEncodedPath
             #expect(path.hasPrefix("/v1/users/"))
             let segment = String(path.dropFirst("/v1/users/".count))
-            #expect(!segment.contains("/") && components.percentEncodedQuery == nil && components.fragment == nil)
+            #expect(
+                !segment.contains("/") && components.percentEncodedQuery == nil && components.fragment == nil)
             #expect(segment.removingPercentEncoding == id)
         }
     }

@@ -9,8 +9,10 @@ import FoundationNetworking
 @Suite struct URLBuildingTests {
     let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com/v1")!)
 
-    func url(_ path: String, _ parameters: [String: any Sendable]? = nil, method: HTTPMethod = .get,
-             encoding: ParameterEncoding = .automatic) throws -> String {
+    func url(
+        _ path: String, _ parameters: [String: any Sendable]? = nil, method: HTTPMethod = .get,
+        encoding: ParameterEncoding = .automatic
+    ) throws -> String {
         try TestEndpoint(realm, path, method: method, parameters: parameters, encoding: encoding)
             .urlRequest().url!.absoluteString
     }
@@ -51,28 +53,42 @@ import FoundationNetworking
     }
 
     @Test func queryValuesAreEscapedPerRFC3986() throws {
-        #expect(try url("q", ["q": "a b+c&d=e/f?g"]) == "https://api.example.com/v1/q?q=a%20b%2Bc%26d%3De%2Ff%3Fg")
-        #expect(try url("q", ["naïve key": "日本"]) == "https://api.example.com/v1/q?na%C3%AFve%20key=%E6%97%A5%E6%9C%AC")
+        #expect(
+            try url("q", ["q": "a b+c&d=e/f?g"]) == "https://api.example.com/v1/q?q=a%20b%2Bc%26d%3De%2Ff%3Fg"
+        )
+        #expect(
+            try url("q", ["naïve key": "日本"])
+                == "https://api.example.com/v1/q?na%C3%AFve%20key=%E6%97%A5%E6%9C%AC")
         #expect(try url("q", ["safe": "AZaz09-._~"]) == "https://api.example.com/v1/q?safe=AZaz09-._~")
     }
 
     @Test func arraysAreWrittenInTheChosenStyle() throws {
         let ids: [String: any Sendable] = ["ids": [1, 2]]
         #expect(try url("q", ids) == "https://api.example.com/v1/q?ids%5B%5D=1&ids%5B%5D=2")
-        #expect(try url("q", ids, encoding: .query(arrays: .noBrackets)) == "https://api.example.com/v1/q?ids=1&ids=2")
-        #expect(try url("q", ids, encoding: .query(arrays: .indexed)) == "https://api.example.com/v1/q?ids%5B0%5D=1&ids%5B1%5D=2")
-        #expect(try url("q", ids, encoding: .automatic(arrays: .indexed)) == "https://api.example.com/v1/q?ids%5B0%5D=1&ids%5B1%5D=2")
+        #expect(
+            try url("q", ids, encoding: .query(arrays: .noBrackets))
+                == "https://api.example.com/v1/q?ids=1&ids=2")
+        #expect(
+            try url("q", ids, encoding: .query(arrays: .indexed))
+                == "https://api.example.com/v1/q?ids%5B0%5D=1&ids%5B1%5D=2")
+        #expect(
+            try url("q", ids, encoding: .automatic(arrays: .indexed))
+                == "https://api.example.com/v1/q?ids%5B0%5D=1&ids%5B1%5D=2")
     }
 
     @Test func boolsAreWrittenInTheChosenStyle() throws {
         let flags: [String: any Sendable] = ["on": true, "off": false]
         #expect(try url("q", flags) == "https://api.example.com/v1/q?off=0&on=1")
-        #expect(try url("q", flags, encoding: .query(bools: .literal)) == "https://api.example.com/v1/q?off=false&on=true")
+        #expect(
+            try url("q", flags, encoding: .query(bools: .literal))
+                == "https://api.example.com/v1/q?off=false&on=true")
     }
 
     @Test func nestedDictionariesUseBracketedKeysInSortedOrder() throws {
         let filter: [String: any Sendable] = ["filter": ["since": "2024", "author": "me"]]
-        #expect(try url("q", filter) == "https://api.example.com/v1/q?filter%5Bauthor%5D=me&filter%5Bsince%5D=2024")
+        #expect(
+            try url("q", filter)
+                == "https://api.example.com/v1/q?filter%5Bauthor%5D=me&filter%5Bsince%5D=2024")
     }
 
     @Test func nilValuesAreLeftOutAndNullsAreEmpty() throws {
@@ -83,10 +99,13 @@ import FoundationNetworking
 
     @Test func numbersOfEveryKindAreWrittenPlainly() throws {
         let parameters: [String: any Sendable] = [
-            "a": Int64(-9_000_000_000), "b": UInt8(7), "c": 3.0, "d": 0.1, "e": Float(1.5), "f": NSNumber(value: 12),
+            "a": Int64(-9_000_000_000), "b": UInt8(7), "c": 3.0, "d": 0.1, "e": Float(1.5),
+            "f": NSNumber(value: 12),
             "g": NSNumber(value: true), "h": Decimal(string: "12.50")!,
         ]
-        #expect(try url("q", parameters) == "https://api.example.com/v1/q?a=-9000000000&b=7&c=3&d=0.1&e=1.5&f=12&g=1&h=12.5")
+        #expect(
+            try url("q", parameters)
+                == "https://api.example.com/v1/q?a=-9000000000&b=7&c=3&d=0.1&e=1.5&f=12&g=1&h=12.5")
     }
 
     @Test func parametersGoToTheQueryForGetHeadAndDeleteAndToAJSONBodyOtherwise() throws {
@@ -105,7 +124,8 @@ import FoundationNetworking
     }
 
     @Test func anEndpointMayChooseTheQueryForAPost() throws {
-        let request = try TestEndpoint(realm, "x", method: .post, parameters: ["a": 1], encoding: .query).urlRequest()
+        let request = try TestEndpoint(realm, "x", method: .post, parameters: ["a": 1], encoding: .query)
+            .urlRequest()
         #expect(request.url?.query == "a=1")
         #expect(request.httpBody == nil)
     }
