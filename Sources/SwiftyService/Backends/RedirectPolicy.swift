@@ -18,217 +18,59 @@ public enum RedirectPolicy: Sendable {
     public static let `default` = RedirectPolicy.follow(max: 10)
 }
 
-/// The delegate of a ``URLSessionBackend``'s own session: applies its ``RedirectPolicy`` and turns
-/// credential challenges into plain 401 answers.
-final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, @unchecked Sendable
-{
-    /// How a task ended, as far as redirects and challenges go.
-    enum Ending {
-        case finished
-        case tooManyRedirects
-        /// A 307/308 to follow by sending this request anew (URLSession on Linux drops the body).
-        case resend(URLRequest, redirects: Int)
-        /// The server challenged for credentials: its 401 is the answer.
-        case challenged(HTTPURLResponse)
+extension RedirectPolicy {
+    /// What to do after a redirect.
+    package enum Step {
+        /// Send this request next.
+        case follow(URLRequest)
+        /// Answer with the redirect response itself.
+        case stop
+        /// One redirect too many: fail with `URLError(.httpTooManyRedirects)`.
+        case tooMany
     }
 
-    /// What a streaming task received: bytes in memory, a file on disk, or nothing.
-    enum Body: Sendable {
-        case data(Data)
-        case file(URL)
-
-        /// Removes a downloaded file that will not be used.
-        func discard() {
-            if case let .file(url) = self { try? FileManager.default.removeItem(at: url) }
+    /// The step after `response` redirected `sent`, to the `proposed` next request (the platform's, or
+    /// ``proposedRequest(after:sent:)``), as the `redirects`-th redirect. Secrets are dropped when the
+    /// next request leaves the origin; a 307 or 308 keeps the method and the body.
+    package func step(
+        after response: HTTPURLResponse, sent: URLRequest, proposed: URLRequest, secrets: Redaction, redirects: Int
+    ) -> Step {
+        var next = Self.stripping(proposed, from: sent.url ?? response.url, secrets: secrets)
+        if response.statusCode == 307 || response.statusCode == 308 {
+            next.httpMethod = sent.httpMethod
+            next.httpBody = sent.httpBody
         }
-
-        /// The response, its body in `downloadFile` when there is one, else in memory.
-        func response(for request: URLRequest, head: HTTPURLResponse, into downloadFile: URL?) throws
-            -> Response
-        {
-            switch (self, downloadFile) {
-            case let (.data(data), nil):
-                return Response(request: request, response: head, data: data)
-            case let (.data(data), downloadFile?):
-                try FileManager.default.createDirectory(
-                    at: downloadFile.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try data.write(to: downloadFile)
-                return Response(request: request, response: head, fileURL: downloadFile)
-            case let (.file(url), downloadFile?) where url == downloadFile:
-                return Response(request: request, response: head, fileURL: url)
-            case let (.file(url), _):
-                defer { try? FileManager.default.removeItem(at: url) }
-                return Response(request: request, response: head, data: try Data(contentsOf: url))
-            }
+        switch self {
+        case .never: return .stop
+        case let .follow(max): return redirects > max ? .tooMany : .follow(next)
+        case let .custom(decide): return decide(response, next).map(Step.follow) ?? .stop
         }
     }
 
-    /// The state of a task that reports progress, streams a file body or downloads to disk.
-    private struct Streaming {
-        let request: BackendRequest
-        var data = Data()
-        var file: URL?
-        let complete: @Sendable (URLSessionTask, (any Error)?, Body) -> Void
-    }
-
-    private struct Tracked {
-        let sent: URLRequest
-        let secrets: Redaction
-        var redirects: Int
-        var ending = Ending.finished
-        var streaming: Streaming?
-    }
-
-    private let policy: RedirectPolicy
-    private let tracked = Locked<[Int: Tracked]>.make([:])
-
-    init(_ policy: RedirectPolicy) {
-        self.policy = policy
-    }
-
-    func track(_ task: URLSessionTask, request: URLRequest, secrets: Redaction, redirects: Int) {
-        tracked.withLock { table in
-            let streaming = table[task.taskIdentifier]?.streaming
-            table[task.taskIdentifier] = Tracked(
-                sent: request, secrets: secrets, redirects: redirects, streaming: streaming)
+    /// The request a browser sends after `response` to `sent`: to the resolved `Location`, as GET without a
+    /// body after a 303 (or a 301/302 to a POST), as before after a 307/308; `nil` when it is no redirect.
+    package static func proposedRequest(after response: HTTPURLResponse, sent: URLRequest) -> URLRequest? {
+        guard [301, 302, 303, 307, 308].contains(response.statusCode),
+            let location = response.value(forHTTPHeaderField: "Location"),
+            let target = URL(string: location, relativeTo: sent.url)?.absoluteURL
+        else { return nil }
+        var next = sent
+        next.url = target
+        let method = sent.httpMethod ?? "GET"
+        let becomesGET =
+            (response.statusCode == 303 && method != "HEAD")
+            || ((response.statusCode == 301 || response.statusCode == 302) && method == "POST")
+        if becomesGET {
+            next.httpMethod = "GET"
+            next.httpBody = nil
+            next.setValue(nil, forHTTPHeaderField: "Content-Type")
+            next.setValue(nil, forHTTPHeaderField: "Content-Length")
         }
-    }
-
-    /// Routes a delegate-driven task's data, progress and end to `complete`.
-    func stream(
-        _ task: URLSessionTask, for request: BackendRequest,
-        complete: @escaping @Sendable (URLSessionTask, (any Error)?, Body) -> Void
-    ) {
-        tracked.withLock { table in
-            table[task.taskIdentifier] = Tracked(
-                sent: request.urlRequest, secrets: request.redaction, redirects: 0,
-                streaming: Streaming(request: request, complete: complete))
-        }
-    }
-
-    private func streaming(_ task: URLSessionTask) -> BackendRequest? {
-        tracked.withLock { $0[task.taskIdentifier]?.streaming?.request }
-    }
-
-    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let progress = tracked.withLock { table -> (BackendRequest, Int64)? in
-            guard table[dataTask.taskIdentifier]?.streaming != nil else { return nil }
-            table[dataTask.taskIdentifier]?.streaming?.data.append(data)
-            guard let streaming = table[dataTask.taskIdentifier]?.streaming else { return nil }
-            return (streaming.request, Int64(streaming.data.count))
-        }
-        guard let (request, received) = progress else { return }
-        let expected = dataTask.response?.expectedContentLength ?? -1
-        request.reportProgress(
-            TransferProgress(
-                direction: .download, completed: received, expected: expected >= 0 ? expected : nil))
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
-        totalBytesExpectedToSend: Int64
-    ) {
-        streaming(task)?.reportProgress(
-            TransferProgress(
-                direction: .upload, completed: totalBytesSent,
-                expected: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : nil))
-    }
-
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
-        totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
-    ) {
-        streaming(downloadTask)?.reportProgress(
-            TransferProgress(
-                direction: .download, completed: totalBytesWritten,
-                expected: totalBytesExpectedToWrite > 0 ? totalBytesExpectedToWrite : nil))
-    }
-
-    /// Moves the finished download where the request wants it (URLSession deletes it after this returns).
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
-    ) {
-        guard let request = streaming(downloadTask) else { return }
-        let target =
-            request.downloadFile
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent(
-                "swiftyservice-\(UUID().uuidString)")
-        let manager = FileManager.default
-        try? manager.createDirectory(
-            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try? manager.removeItem(at: target)
-        guard (try? manager.moveItem(at: location, to: target)) != nil else { return }
-        tracked.withLock { $0[downloadTask.taskIdentifier]?.streaming?.file = target }
-    }
-
-    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
-        guard let streaming = tracked.withLock({ $0[task.taskIdentifier]?.streaming }) else { return }
-        let body = streaming.file.map(Body.file) ?? .data(streaming.data)
-        streaming.complete(task, error, body)
-    }
-
-    /// Forgets the task and says how it ended.
-    func finish(_ task: URLSessionTask) -> Ending {
-        tracked.withLock { $0.removeValue(forKey: task.taskIdentifier)?.ending } ?? .finished
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
-    ) {
-        let entry = tracked.withLock { table -> Tracked? in
-            table[task.taskIdentifier]?.redirects += 1
-            return table[task.taskIdentifier]
-        }
-        guard let entry else { return completionHandler(request) }
-        var next = Self.redirect(request, from: entry.sent.url ?? response.url, secrets: entry.secrets)
-        let keepsBody = response.statusCode == 307 || response.statusCode == 308
-        if keepsBody {
-            next.httpMethod = entry.sent.httpMethod
-            next.httpBody = entry.sent.httpBody
-        }
-        let decision: URLRequest?
-        switch policy {
-        case .never:
-            decision = nil
-        case let .follow(max) where entry.redirects > max:
-            tracked.withLock { $0[task.taskIdentifier]?.ending = .tooManyRedirects }
-            decision = nil
-        case .follow:
-            decision = next
-        case let .custom(decide):
-            decision = decide(response, next)
-        }
-        if let decision, keepsBody, decision.httpBody != nil {
-            // Stop here and send the request again ourselves: following it, Linux would drop the body.
-            tracked.withLock {
-                $0[task.taskIdentifier]?.ending = .resend(decision, redirects: entry.redirects)
-            }
-            return completionHandler(nil)
-        }
-        completionHandler(decision)
-    }
-
-    func urlSession(
-        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
-        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
-    ) {
-        let httpMethods = [
-            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic,
-            NSURLAuthenticationMethodHTTPDigest,
-            NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
-        ]
-        guard httpMethods.contains(challenge.protectionSpace.authenticationMethod),
-            let head = challenge.failureResponse as? HTTPURLResponse
-        else { return completionHandler(.performDefaultHandling, nil) }
-        // Credentials belong in the request (or a middleware); the challenge's 401 is the answer. Left to
-        // its default handling, URLSession on Linux never finishes the task.
-        tracked.withLock { $0[task.taskIdentifier]?.ending = .challenged(head) }
-        completionHandler(.cancelAuthenticationChallenge, nil)
+        return next
     }
 
     /// `request` without secret headers when it goes to another origin than `previous`.
-    static func redirect(_ request: URLRequest, from previous: URL?, secrets: Redaction) -> URLRequest {
+    package static func stripping(_ request: URLRequest, from previous: URL?, secrets: Redaction) -> URLRequest {
         guard let previous, let next = request.url, !sameOrigin(previous, next) else { return request }
         var stripped = request
         for name in (request.allHTTPHeaderFields ?? [:]).keys where secrets.isSecret(header: name) {
@@ -237,13 +79,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         return stripped
     }
 
-    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+    /// Same scheme, host and port (the default port when none is written).
+    package static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
         a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
             && effectivePort(a) == effectivePort(b)
     }
 
     private static func effectivePort(_ url: URL) -> Int? {
-        url.port
-            ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }
 }

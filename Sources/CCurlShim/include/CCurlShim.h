@@ -1,0 +1,31 @@
+// Typed entry points to libcurl's variadic functions, which Swift cannot call.
+//
+// libcurl itself is loaded at run time (dlopen), so nothing here needs its headers or links against it:
+// each function takes the address of the libcurl function it forwards to.
+#ifndef CCURLSHIM_H
+#define CCURLSHIM_H
+
+#include <stdint.h>
+
+/// The layout of libcurl's `struct CURLMsg` (curl/multi.h), stable since libcurl 7.9.
+typedef struct {
+    int msg;
+    void *easy_handle;
+    union {
+        void *whatever;
+        int result;
+    } data;
+} ccurl_message;
+
+/// `curl_easy_setopt(handle, option, (long)value)`
+int ccurl_easy_setopt_long(void *setopt, void *handle, int option, long value);
+/// `curl_easy_setopt(handle, option, (void *)value)`: strings, lists, callbacks' user data.
+int ccurl_easy_setopt_pointer(void *setopt, void *handle, int option, const void *value);
+/// `curl_easy_setopt(handle, option, (curl_off_t)value)`
+int ccurl_easy_setopt_offset(void *setopt, void *handle, int option, int64_t value);
+/// `curl_easy_getinfo(handle, info, (long *)value)`
+int ccurl_easy_getinfo_long(void *getinfo, void *handle, int info, long *value);
+/// `curl_multi_setopt(multi, option, (long)value)`
+int ccurl_multi_setopt_long(void *setopt, void *multi, int option, long value);
+
+#endif

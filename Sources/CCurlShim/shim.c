@@ -1,0 +1,24 @@
+#include "CCurlShim.h"
+
+typedef int (*variadic_setopt)(void *, int, ...);
+typedef int (*variadic_getinfo)(void *, int, ...);
+
+int ccurl_easy_setopt_long(void *setopt, void *handle, int option, long value) {
+    return ((variadic_setopt)setopt)(handle, option, value);
+}
+
+int ccurl_easy_setopt_pointer(void *setopt, void *handle, int option, const void *value) {
+    return ((variadic_setopt)setopt)(handle, option, value);
+}
+
+int ccurl_easy_setopt_offset(void *setopt, void *handle, int option, int64_t value) {
+    return ((variadic_setopt)setopt)(handle, option, value);
+}
+
+int ccurl_easy_getinfo_long(void *getinfo, void *handle, int info, long *value) {
+    return ((variadic_getinfo)getinfo)(handle, info, value);
+}
+
+int ccurl_multi_setopt_long(void *setopt, void *multi, int option, long value) {
+    return ((variadic_setopt)setopt)(multi, option, value);
+}

@@ -1,0 +1,204 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The delegate of a ``URLSessionBackend``'s own session: applies its ``RedirectPolicy`` and turns
+/// credential challenges into plain 401 answers.
+final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, @unchecked Sendable
+{
+    /// How a task ended, as far as redirects and challenges go.
+    enum Ending {
+        case finished
+        case tooManyRedirects
+        /// A 307/308 to follow by sending this request anew (URLSession on Linux drops the body).
+        case resend(URLRequest, redirects: Int)
+        /// The server challenged for credentials: its 401 is the answer.
+        case challenged(HTTPURLResponse)
+    }
+
+    /// What a streaming task received: bytes in memory, a file on disk, or nothing.
+    enum Body: Sendable {
+        case data(Data)
+        case file(URL)
+
+        /// Removes a downloaded file that will not be used.
+        func discard() {
+            if case let .file(url) = self { try? FileManager.default.removeItem(at: url) }
+        }
+
+        /// The response, its body in `downloadFile` when there is one, else in memory.
+        func response(for request: URLRequest, head: HTTPURLResponse, into downloadFile: URL?) throws
+            -> Response
+        {
+            switch (self, downloadFile) {
+            case let (.data(data), nil):
+                return Response(request: request, response: head, data: data)
+            case let (.data(data), downloadFile?):
+                try FileManager.default.createDirectory(
+                    at: downloadFile.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try data.write(to: downloadFile)
+                return Response(request: request, response: head, fileURL: downloadFile)
+            case let (.file(url), downloadFile?) where url == downloadFile:
+                return Response(request: request, response: head, fileURL: url)
+            case let (.file(url), _):
+                defer { try? FileManager.default.removeItem(at: url) }
+                return Response(request: request, response: head, data: try Data(contentsOf: url))
+            }
+        }
+    }
+
+    /// The state of a task that reports progress, streams a file body or downloads to disk.
+    private struct Streaming {
+        let request: BackendRequest
+        var data = Data()
+        var file: URL?
+        let complete: @Sendable (URLSessionTask, (any Error)?, Body) -> Void
+    }
+
+    private struct Tracked {
+        let sent: URLRequest
+        let secrets: Redaction
+        var redirects: Int
+        var ending = Ending.finished
+        var streaming: Streaming?
+    }
+
+    private let policy: RedirectPolicy
+    private let tracked = Locked<[Int: Tracked]>.make([:])
+
+    init(_ policy: RedirectPolicy) {
+        self.policy = policy
+    }
+
+    func track(_ task: URLSessionTask, request: URLRequest, secrets: Redaction, redirects: Int) {
+        tracked.withLock { table in
+            let streaming = table[task.taskIdentifier]?.streaming
+            table[task.taskIdentifier] = Tracked(
+                sent: request, secrets: secrets, redirects: redirects, streaming: streaming)
+        }
+    }
+
+    /// Routes a delegate-driven task's data, progress and end to `complete`.
+    func stream(
+        _ task: URLSessionTask, for request: BackendRequest,
+        complete: @escaping @Sendable (URLSessionTask, (any Error)?, Body) -> Void
+    ) {
+        tracked.withLock { table in
+            table[task.taskIdentifier] = Tracked(
+                sent: request.urlRequest, secrets: request.redaction, redirects: 0,
+                streaming: Streaming(request: request, complete: complete))
+        }
+    }
+
+    private func streaming(_ task: URLSessionTask) -> BackendRequest? {
+        tracked.withLock { $0[task.taskIdentifier]?.streaming?.request }
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let progress = tracked.withLock { table -> (BackendRequest, Int64)? in
+            guard table[dataTask.taskIdentifier]?.streaming != nil else { return nil }
+            table[dataTask.taskIdentifier]?.streaming?.data.append(data)
+            guard let streaming = table[dataTask.taskIdentifier]?.streaming else { return nil }
+            return (streaming.request, Int64(streaming.data.count))
+        }
+        guard let (request, received) = progress else { return }
+        let expected = dataTask.response?.expectedContentLength ?? -1
+        request.reportProgress(
+            TransferProgress(
+                direction: .download, completed: received, expected: expected >= 0 ? expected : nil))
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
+        totalBytesExpectedToSend: Int64
+    ) {
+        streaming(task)?.reportProgress(
+            TransferProgress(
+                direction: .upload, completed: totalBytesSent,
+                expected: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : nil))
+    }
+
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
+        totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
+    ) {
+        streaming(downloadTask)?.reportProgress(
+            TransferProgress(
+                direction: .download, completed: totalBytesWritten,
+                expected: totalBytesExpectedToWrite > 0 ? totalBytesExpectedToWrite : nil))
+    }
+
+    /// Moves the finished download where the request wants it (URLSession deletes it after this returns).
+    func urlSession(
+        _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
+    ) {
+        guard let request = streaming(downloadTask) else { return }
+        let target =
+            request.downloadFile
+            ?? FileManager.default.temporaryDirectory.appendingPathComponent(
+                "swiftyservice-\(UUID().uuidString)")
+        let manager = FileManager.default
+        try? manager.createDirectory(
+            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try? manager.removeItem(at: target)
+        guard (try? manager.moveItem(at: location, to: target)) != nil else { return }
+        tracked.withLock { $0[downloadTask.taskIdentifier]?.streaming?.file = target }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let streaming = tracked.withLock({ $0[task.taskIdentifier]?.streaming }) else { return }
+        let body = streaming.file.map(Body.file) ?? .data(streaming.data)
+        streaming.complete(task, error, body)
+    }
+
+    /// Forgets the task and says how it ended.
+    func finish(_ task: URLSessionTask) -> Ending {
+        tracked.withLock { $0.removeValue(forKey: task.taskIdentifier)?.ending } ?? .finished
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let entry = tracked.withLock { table -> Tracked? in
+            table[task.taskIdentifier]?.redirects += 1
+            return table[task.taskIdentifier]
+        }
+        guard let entry else { return completionHandler(request) }
+        switch policy.step(
+            after: response, sent: entry.sent, proposed: request, secrets: entry.secrets, redirects: entry.redirects)
+        {
+        case .stop:
+            completionHandler(nil)
+        case .tooMany:
+            tracked.withLock { $0[task.taskIdentifier]?.ending = .tooManyRedirects }
+            completionHandler(nil)
+        case let .follow(next) where next.httpBody != nil && (response.statusCode == 307 || response.statusCode == 308):
+            // Stop here and send the request again ourselves: following it, Linux would drop the body.
+            tracked.withLock { $0[task.taskIdentifier]?.ending = .resend(next, redirects: entry.redirects) }
+            completionHandler(nil)
+        case let .follow(next):
+            completionHandler(next)
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let httpMethods = [
+            NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic,
+            NSURLAuthenticationMethodHTTPDigest,
+            NSURLAuthenticationMethodNTLM, NSURLAuthenticationMethodNegotiate,
+        ]
+        guard httpMethods.contains(challenge.protectionSpace.authenticationMethod),
+            let head = challenge.failureResponse as? HTTPURLResponse
+        else { return completionHandler(.performDefaultHandling, nil) }
+        // Credentials belong in the request (or a middleware); the challenge's 401 is the answer. Left to
+        // its default handling, URLSession on Linux never finishes the task.
+        tracked.withLock { $0[task.taskIdentifier]?.ending = .challenged(head) }
+        completionHandler(.cancelAuthenticationChallenge, nil)
+    }
+}
