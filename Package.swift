@@ -7,10 +7,13 @@ let package = Package(
     products: [
         .library(name: "SwiftyService", targets: ["SwiftyService"]),
         .library(name: "SwiftyServiceTesting", targets: ["SwiftyServiceTesting"]),
+        .library(name: "SwiftyServiceCurl", targets: ["SwiftyServiceCurl"]),
     ],
     targets: [
         .target(name: "SwiftyService"),
         .target(name: "SwiftyServiceTesting", dependencies: ["SwiftyService"]),
+        .target(name: "CCurlShim"),
+        .target(name: "SwiftyServiceCurl", dependencies: ["SwiftyService", "CCurlShim"]),
         .executableTarget(
             name: "JSONPlaceholder",
             dependencies: ["SwiftyService", "SwiftyServiceTesting"],
@@ -29,12 +32,12 @@ let package = Package(
         ),
         .executableTarget(
             name: "SwiftyServiceBenchmarks",
-            dependencies: ["SwiftyService"],
+            dependencies: ["SwiftyService", "SwiftyServiceCurl"],
             path: "Benchmarks/SwiftyServiceBenchmarks"
         ),
         .testTarget(
             name: "SwiftyServiceTests",
-            dependencies: ["SwiftyService", "SwiftyServiceTesting", "LegacyNetworking"]
+            dependencies: ["SwiftyService", "SwiftyServiceTesting", "SwiftyServiceCurl", "LegacyNetworking"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,53 @@
+import Foundation
+import SwiftyService
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A backend on libcurl's multi interface, for Linux services that call other HTTP APIs at volume.
+///
+/// ```swift
+/// import SwiftyServiceCurl
+/// ServiceRealm.get("inventory").use(try CurlBackend())
+/// ```
+/// One dedicated thread drives every transfer of the backend: connections are reused (at most
+/// `maxConnectionsPerHost` per host), HTTP/2 is used where the server offers it over TLS, proxies come
+/// from the environment (`http_proxy`, `https_proxy`, `no_proxy`), and compressed bodies are decoded.
+/// Redirects follow a ``RedirectPolicy`` exactly as ``URLSessionBackend`` does (secrets dropped across
+/// origins, 307/308 keep method and body); libcurl never follows one on its own. Timeouts follow
+/// URLSession's meaning (no byte for that long). Bodies stream from files and downloads go straight to
+/// disk. libcurl is loaded at run time, so building needs nothing beyond the toolchain.
+///
+/// Completions run on the backend's thread: keep them short, or give the realm a callback queue.
+public final class CurlBackend: NetworkBackend {
+    private let loop: CurlLoop
+    private let policy: RedirectPolicy
+
+    /// A backend with its own libcurl thread.
+    /// - Throws: ``CurlUnavailable`` when libcurl (7.68 or later) cannot be loaded.
+    public init(maxConnectionsPerHost: Int = 8, redirects policy: RedirectPolicy = .default) throws {
+        let curl = try LibCurl.shared.get()
+        loop = try CurlLoop(curl: curl, maxConnectionsPerHost: maxConnectionsPerHost)
+        self.policy = policy
+    }
+
+    deinit {
+        loop.shutdown()
+    }
+
+    /// Transfers under way or waiting to start.
+    public var transfersInFlight: Int { loop.activeCount }
+
+    /// Streams file bodies and writes downloads to disk itself.
+    public var supportsStreaming: Bool { true }
+
+    /// Queues the request on the libcurl thread.
+    public func send(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        let transfer = CurlTransfer(request: request, policy: policy, completion: completion)
+        loop.start(transfer)
+        return BackendTask { [loop] in loop.cancel(transfer) }
+    }
+}

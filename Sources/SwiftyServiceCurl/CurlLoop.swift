@@ -1,0 +1,242 @@
+import CCurlShim
+import Foundation
+import SwiftyService
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// libcurl's multi interface, driven by one dedicated thread.
+///
+/// Other threads only queue work (a transfer to start, one to cancel) and wake the loop with
+/// `curl_multi_wakeup`; every libcurl call and every transfer's state change happens on the loop thread.
+final class CurlLoop: @unchecked Sendable {
+    let curl: LibCurl
+    private let multi: LibCurl.Handle
+    private let lock = NSLock()
+    private var queuedStarts: [CurlTransfer] = []
+    private var queuedCancels: [CurlTransfer] = []
+    private var stopping = false
+    /// Loop thread only: the transfers whose handles are in the multi handle, by handle address.
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+
+    init(curl: LibCurl, maxConnectionsPerHost: Int) throws {
+        guard let multi = curl.multiInit() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
+        self.curl = curl
+        self.multi = multi
+        curl.setMulti(multi, LibCurl.Option.multiMaxHostConnections, maxConnectionsPerHost)
+        let thread = Thread { [self] in run() }
+        thread.name = "SwiftyService.CurlBackend"
+        thread.start()
+    }
+
+    func start(_ transfer: CurlTransfer) {
+        lock.withLock { queuedStarts.append(transfer) }
+        _ = curl.multiWakeup(multi)
+    }
+
+    func cancel(_ transfer: CurlTransfer) {
+        lock.withLock { queuedCancels.append(transfer) }
+        _ = curl.multiWakeup(multi)
+    }
+
+    /// Ends the loop: unfinished transfers end as cancelled, then the multi handle goes.
+    func shutdown() {
+        lock.withLock { stopping = true }
+        _ = curl.multiWakeup(multi)
+    }
+
+    /// The number of transfers in flight (for tests and leak checks).
+    var activeCount: Int { lock.withLock { active.count + queuedStarts.count } }
+
+    private func run() {
+        var running: Int32 = 0
+        while true {
+            let (starts, cancels, stop) = lock.withLock { () -> ([CurlTransfer], [CurlTransfer], Bool) in
+                defer {
+                    queuedStarts = []
+                    queuedCancels = []
+                }
+                return (queuedStarts, queuedCancels, stopping)
+            }
+            for transfer in starts { begin(transfer) }
+            for transfer in cancels { abort(transfer, with: URLError(.cancelled)) }
+            if stop {
+                for transfer in Array(active.values) { abort(transfer, with: URLError(.cancelled)) }
+                break
+            }
+            _ = curl.multiPerform(multi, &running)
+            var queued: Int32 = 0
+            while let message = curl.multiInfoRead(multi, &queued) {
+                guard message.pointee.msg == LibCurl.messageDone, let handle = message.pointee.easy_handle,
+                    let transfer = active[handle]
+                else { continue }
+                complete(transfer, code: message.pointee.data.result)
+            }
+            _ = curl.multiPoll(multi, nil, 0, 1_000, nil)
+        }
+        _ = curl.multiCleanup(multi)
+    }
+
+    /// Starts the transfer's current hop.
+    private func begin(_ transfer: CurlTransfer) {
+        guard !transfer.finished else { return }
+        do {
+            try transfer.prepareHop()
+        } catch {
+            transfer.finish(.failure(error))
+            return
+        }
+        guard let handle = curl.easyInit() else {
+            transfer.finish(.failure(URLError(.cannotConnectToHost)))
+            return
+        }
+        transfer.handle = handle
+        configure(handle, for: transfer)
+        active[handle] = transfer
+        _ = curl.multiAddHandle(multi, handle)
+    }
+
+    private func configure(_ handle: LibCurl.Handle, for transfer: CurlTransfer) {
+        let request = transfer.current
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        typealias O = LibCurl.Option
+        curl.set(handle, O.url, string: request.url?.absoluteString ?? "")
+        curl.set(handle, O.noSignal, 1)
+        curl.set(handle, O.followLocation, 0)
+        curl.set(handle, O.acceptEncoding, string: "")
+        curl.set(handle, O.httpVersion, LibCurl.Option.httpVersion2TLS)
+        curl.set(handle, O.writeFunction, pointer: unsafeBitCast(curlWrite, to: UnsafeRawPointer.self))
+        curl.set(handle, O.writeData, pointer: context)
+        curl.set(handle, O.headerFunction, pointer: unsafeBitCast(curlHeader, to: UnsafeRawPointer.self))
+        curl.set(handle, O.headerData, pointer: context)
+
+        let method = request.httpMethod ?? "GET"
+        if transfer.hasBody {
+            curl.set(handle, O.post, 1)
+            curl.set(handle, O.postFieldSizeLarge, offset: transfer.bodyLength)
+            curl.set(handle, O.readFunction, pointer: unsafeBitCast(curlRead, to: UnsafeRawPointer.self))
+            curl.set(handle, O.readData, pointer: context)
+            if method != "POST" { curl.set(handle, O.customRequest, string: method) }
+        } else if method == "HEAD" {
+            curl.set(handle, O.noBody, 1)
+        } else if method != "GET" {
+            curl.set(handle, O.customRequest, string: method)
+        }
+
+        var list: LibCurl.Handle?
+        var fields = request.allHTTPHeaderFields ?? [:]
+        // Without this, libcurl waits for a 100 Continue before sending bodies over 1 KiB.
+        if transfer.hasBody, !fields.keys.contains(where: { $0.caseInsensitiveCompare("Expect") == .orderedSame }) {
+            fields["Expect"] = ""
+        }
+        for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
+            let line = value.isEmpty ? "\(name):" : "\(name): \(value)"
+            list = line.withCString { curl.slistAppend(list, $0) } ?? list
+        }
+        transfer.headerList = list
+        if let list { curl.set(handle, O.httpHeader, pointer: list) }
+
+        // URLSession's timeout is an idle timeout: no byte for that long. libcurl's low-speed limit is the
+        // same for whole seconds; a fractional one is kept as a limit on the whole transfer.
+        let timeout = request.timeoutInterval
+        if timeout > 0 {
+            curl.set(handle, O.connectTimeoutMS, Int(timeout * 1000))
+            if timeout.rounded(.down) == timeout {
+                curl.set(handle, O.lowSpeedLimit, 1)
+                curl.set(handle, O.lowSpeedTime, Int(timeout))
+            } else {
+                curl.set(handle, O.timeoutMS, Int(timeout * 1000))
+            }
+        }
+        if transfer.request.wantsProgress {
+            curl.set(handle, O.noProgress, 0)
+        }
+    }
+
+    /// A hop ended: a redirect to follow, the response, or the failure.
+    private func complete(_ transfer: CurlTransfer, code: Int32) {
+        guard let handle = transfer.handle else { return }
+        let status = curl.responseCode(handle)
+        release(transfer)
+        guard code == 0 else {
+            transfer.finish(.failure(Self.urlError(code, description: curl.describe(code))))
+            return
+        }
+        guard let head = transfer.response(status: status) else {
+            transfer.finish(.failure(URLError(.badServerResponse)))
+            return
+        }
+        switch transfer.nextHop(after: head) {
+        case .follow?:
+            begin(transfer)
+        case .tooMany?:
+            transfer.finish(.failure(URLError(.httpTooManyRedirects)))
+        case .stop?, nil:
+            transfer.succeed(with: head)
+        }
+    }
+
+    private func abort(_ transfer: CurlTransfer, with error: URLError) {
+        release(transfer)
+        transfer.finish(.failure(error))
+    }
+
+    /// Takes the hop's handle out of the multi handle and frees it.
+    private func release(_ transfer: CurlTransfer) {
+        guard let handle = transfer.handle else { return }
+        _ = curl.multiRemoveHandle(multi, handle)
+        curl.easyCleanup(handle)
+        curl.slistFreeAll(transfer.headerList)
+        transfer.headerList = nil
+        transfer.handle = nil
+        active[handle] = nil
+    }
+
+    /// libcurl's result codes as the `URLError`s URLSession would report.
+    static func urlError(_ code: Int32, description: String) -> URLError {
+        let mapped: URLError.Code =
+            switch code {
+            case 6: .cannotFindHost
+            case 5: .cannotConnectToHost
+            case 7: .cannotConnectToHost
+            case 28: .timedOut
+            case 18, 52, 55, 56: .networkConnectionLost
+            case 35: .secureConnectionFailed
+            case 58, 59, 60, 77, 83: .serverCertificateUntrusted
+            case 61: .cannotDecodeContentData
+            case 1, 3: .unsupportedURL
+            case 8: .badServerResponse
+            case 42: .cancelled
+            case 47: .httpTooManyRedirects
+            default: .unknown
+            }
+        return URLError(mapped, userInfo: [NSLocalizedDescriptionKey: "\(description) (curl \(code))"])
+    }
+}
+
+// libcurl's callbacks: plain C functions, handed the transfer they belong to.
+
+private let curlWrite: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, context in
+    guard let data, let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    let bytes = size * count
+    return transfer.write(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
+}
+
+private let curlHeader: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    data, size, count, context in
+    guard let data, let context else { return 0 }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    let bytes = size * count
+    transfer.header(String(decoding: UnsafeRawBufferPointer(start: data, count: bytes), as: UTF8.self))
+    return bytes
+}
+
+private let curlRead: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
+    buffer, size, count, context in
+    guard let buffer, let context else { return CurlTransfer.readAbort }
+    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+    return transfer.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: size * count))
+}

@@ -1,0 +1,179 @@
+import Foundation
+import SwiftyService
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// One request on its way through libcurl: one easy handle per hop (redirects are followed by us).
+///
+/// Everything but `cancel` happens on the loop thread; libcurl's callbacks reach it through
+/// `Unmanaged` pointers that the loop keeps alive while the handle is in the multi handle.
+final class CurlTransfer: @unchecked Sendable {
+    let request: BackendRequest
+    let policy: RedirectPolicy
+    private let completion: @Sendable (Result<Response, any Error>) -> Void
+    private(set) var finished = false
+
+    /// The request of the current hop.
+    private(set) var current: URLRequest
+    private(set) var redirects = 0
+    var handle: LibCurl.Handle?
+    var headerList: LibCurl.Handle?
+
+    // The current hop's response.
+    private var statusLine: String?
+    private var headers: [(String, String)] = []
+    private var body = Data()
+    private var output: FileHandle?
+    private var received: Int64 = 0
+
+    // The current hop's request body.
+    private var bodyBytes: Data?
+    private var bodyFile: FileHandle?
+    private var bodyOffset = 0
+    private(set) var bodyLength: Int64 = 0
+
+    init(
+        request: BackendRequest, policy: RedirectPolicy,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) {
+        self.request = request
+        self.policy = policy
+        self.completion = completion
+        current = request.urlRequest
+    }
+
+    /// Gets ready for a hop: resets the response, opens the body.
+    func prepareHop() throws {
+        statusLine = nil
+        headers = []
+        body = Data()
+        received = 0
+        bodyOffset = 0
+        bodyFile = nil
+        bodyBytes = current.httpBody
+        bodyLength = Int64(bodyBytes?.count ?? 0)
+        if redirects == 0, let file = request.bodyFile {
+            bodyFile = try FileHandle(forReadingFrom: file)
+            let size = (try FileManager.default.attributesOfItem(atPath: file.path))[.size] as? Int64
+            bodyLength = size ?? 0
+        }
+        if let download = request.downloadFile {
+            try FileManager.default.createDirectory(
+                at: download.deletingLastPathComponent(), withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: download.path, contents: nil)
+            output = try FileHandle(forWritingTo: download)
+        }
+    }
+
+    var hasBody: Bool { bodyBytes != nil || bodyFile != nil }
+
+    // MARK: libcurl callbacks
+
+    func header(_ line: String) {
+        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("HTTP/") {
+            // A new status line (after a 100 Continue, say) starts the headers over.
+            statusLine = trimmed
+            headers = []
+        } else if let colon = trimmed.firstIndex(of: ":") {
+            let name = String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)
+            let value = String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
+            headers.append((name, value))
+        }
+    }
+
+    func write(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        if let output {
+            do { try output.write(contentsOf: chunk) } catch { return false }
+        } else {
+            body.append(contentsOf: chunk)
+        }
+        received += Int64(chunk.count)
+        if request.wantsProgress {
+            let expected = headers.last { $0.0.caseInsensitiveCompare("Content-Length") == .orderedSame }
+                .flatMap { Int64($0.1) }
+            request.reportProgress(TransferProgress(direction: .download, completed: received, expected: expected))
+        }
+        return true
+    }
+
+    /// Fills libcurl's buffer with the next bytes of the body; 0 at the end, `readAbort` on failure.
+    func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        var count = 0
+        if let bodyFile {
+            guard let chunk = try? bodyFile.read(upToCount: buffer.count) else { return Self.readAbort }
+            chunk.copyBytes(to: buffer)
+            count = chunk.count
+        } else if let bodyBytes {
+            count = max(0, min(buffer.count, bodyBytes.count - bodyOffset))
+            if count > 0 {
+                let start = bodyBytes.startIndex + bodyOffset
+                bodyBytes.copyBytes(
+                    to: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), from: start..<start + count)
+            }
+        }
+        bodyOffset += count
+        if request.wantsProgress, bodyLength > 0 {
+            request.reportProgress(
+                TransferProgress(direction: .upload, completed: Int64(bodyOffset), expected: bodyLength))
+        }
+        return count
+    }
+
+    /// `CURL_READFUNC_ABORT`
+    static let readAbort = 0x1000_0000
+
+    // MARK: Endings
+
+    /// The response of the current hop.
+    func response(status: Int) -> HTTPURLResponse? {
+        var fields: [String: String] = [:]
+        for (name, value) in headers {
+            if let existing = fields.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+                fields[existing] = fields[existing]! + ", " + value
+            } else {
+                fields[name] = value
+            }
+        }
+        let version = statusLine?.split(separator: " ").first.map(String.init) ?? "HTTP/1.1"
+        return current.url.flatMap { HTTPURLResponse(url: $0, statusCode: status, httpVersion: version, headerFields: fields) }
+    }
+
+    /// The next hop's request after a redirect, if the policy follows it; `.tooMany` past its limit.
+    func nextHop(after head: HTTPURLResponse) -> RedirectPolicy.Step? {
+        guard let proposed = RedirectPolicy.proposedRequest(after: head, sent: current) else { return nil }
+        redirects += 1
+        let step = policy.step(
+            after: head, sent: current, proposed: proposed, secrets: request.redaction, redirects: redirects)
+        if case let .follow(next) = step { current = next }
+        return step
+    }
+
+    func closeFiles() {
+        try? output?.close()
+        output = nil
+        try? bodyFile?.close()
+        bodyFile = nil
+    }
+
+    /// Ends the transfer with the current hop's response.
+    func succeed(with head: HTTPURLResponse) {
+        closeFiles()
+        let response =
+            request.downloadFile.map { Response(request: request.urlRequest, response: head, fileURL: $0) }
+            ?? Response(request: request.urlRequest, response: head, data: body)
+        finish(.success(response))
+    }
+
+    func finish(_ result: Result<Response, any Error>) {
+        guard !finished else { return }
+        finished = true
+        closeFiles()
+        if case .failure = result, let download = request.downloadFile {
+            try? FileManager.default.removeItem(at: download)
+        }
+        completion(result)
+    }
+}
