@@ -127,7 +127,9 @@ final class CurlLoop: @unchecked Sendable {
         var list: LibCurl.Handle?
         var fields = request.allHTTPHeaderFields ?? [:]
         // Without this, libcurl waits for a 100 Continue before sending bodies over 1 KiB.
-        if transfer.hasBody, !fields.keys.contains(where: { $0.caseInsensitiveCompare("Expect") == .orderedSame }) {
+        if transfer.hasBody,
+            !fields.keys.contains(where: { $0.caseInsensitiveCompare("Expect") == .orderedSame })
+        {
             fields["Expect"] = ""
         }
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
@@ -217,22 +219,24 @@ final class CurlLoop: @unchecked Sendable {
 
 // libcurl's callbacks: plain C functions, handed the transfer they belong to.
 
-private let curlWrite: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
-    data, size, count, context in
-    guard let data, let context else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    let bytes = size * count
-    return transfer.write(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
-}
+private let curlWrite: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int =
+    {
+        data, size, count, context in
+        guard let data, let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        let bytes = size * count
+        return transfer.write(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
+    }
 
-private let curlHeader: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
-    data, size, count, context in
-    guard let data, let context else { return 0 }
-    let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
-    let bytes = size * count
-    transfer.header(String(decoding: UnsafeRawBufferPointer(start: data, count: bytes), as: UTF8.self))
-    return bytes
-}
+private let curlHeader: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int =
+    {
+        data, size, count, context in
+        guard let data, let context else { return 0 }
+        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
+        let bytes = size * count
+        transfer.header(String(decoding: UnsafeRawBufferPointer(start: data, count: bytes), as: UTF8.self))
+        return bytes
+    }
 
 private let curlRead: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
     buffer, size, count, context in

@@ -94,7 +94,8 @@ final class CurlTransfer: @unchecked Sendable {
         if request.wantsProgress {
             let expected = headers.last { $0.0.caseInsensitiveCompare("Content-Length") == .orderedSame }
                 .flatMap { Int64($0.1) }
-            request.reportProgress(TransferProgress(direction: .download, completed: received, expected: expected))
+            request.reportProgress(
+                TransferProgress(direction: .download, completed: received, expected: expected))
         }
         return true
     }
@@ -138,7 +139,9 @@ final class CurlTransfer: @unchecked Sendable {
             }
         }
         let version = statusLine?.split(separator: " ").first.map(String.init) ?? "HTTP/1.1"
-        return current.url.flatMap { HTTPURLResponse(url: $0, statusCode: status, httpVersion: version, headerFields: fields) }
+        return current.url.flatMap {
+            HTTPURLResponse(url: $0, statusCode: status, httpVersion: version, headerFields: fields)
+        }
     }
 
     /// The next hop's request after a redirect, if the policy follows it; `.tooMany` past its limit.

@@ -25,9 +25,12 @@ struct LibCurl: @unchecked Sendable {
     let multiAddHandle: @convention(c) (Handle, Handle) -> Int32
     let multiRemoveHandle: @convention(c) (Handle, Handle) -> Int32
     let multiPerform: @convention(c) (Handle, UnsafeMutablePointer<Int32>) -> Int32
-    let multiPoll: @convention(c) (Handle, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) -> Int32
+    let multiPoll:
+        @convention(c) (Handle, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) ->
+            Int32
     let multiWakeup: @convention(c) (Handle) -> Int32
-    let multiInfoRead: @convention(c) (Handle, UnsafeMutablePointer<Int32>) -> UnsafeMutablePointer<ccurl_message>?
+    let multiInfoRead:
+        @convention(c) (Handle, UnsafeMutablePointer<Int32>) -> UnsafeMutablePointer<ccurl_message>?
     private let easySetopt: UnsafeMutableRawPointer
     private let easyGetinfo: UnsafeMutableRawPointer
     private let multiSetopt: UnsafeMutableRawPointer
@@ -35,11 +38,15 @@ struct LibCurl: @unchecked Sendable {
     /// libcurl, or `nil` with the reason it could not be loaded.
     static let shared: Result<LibCurl, CurlUnavailable> = load()
 
-    private static let candidates = ["libcurl.so.4", "libcurl.so", "libcurl.4.dylib", "libcurl.dylib", "libcurl-gnutls.so.4"]
+    private static let candidates = [
+        "libcurl.so.4", "libcurl.so", "libcurl.4.dylib", "libcurl.dylib", "libcurl-gnutls.so.4",
+    ]
 
     private static func load() -> Result<LibCurl, CurlUnavailable> {
         guard let library = candidates.lazy.compactMap({ dlopen($0, RTLD_NOW | RTLD_LOCAL) }).first else {
-            return .failure(CurlUnavailable(reason: "libcurl could not be loaded (\(candidates.joined(separator: ", ")))"))
+            return .failure(
+                CurlUnavailable(reason: "libcurl could not be loaded (\(candidates.joined(separator: ", ")))")
+            )
         }
         var missing: [String] = []
         func symbol<T>(_ name: String, as type: T.Type) -> T? {
@@ -60,34 +67,49 @@ struct LibCurl: @unchecked Sendable {
         let curl = LibCurl(
             easyInit: symbol("curl_easy_init", as: (@convention(c) () -> Handle?).self) ?? { nil },
             easyCleanup: symbol("curl_easy_cleanup", as: (@convention(c) (Handle) -> Void).self) ?? { _ in },
-            easyStrerror: symbol("curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self)
+            easyStrerror: symbol(
+                "curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self)
                 ?? { _ in nil },
-            slistAppend: symbol("curl_slist_append", as: (@convention(c) (Handle?, UnsafePointer<CChar>) -> Handle?).self)
+            slistAppend: symbol(
+                "curl_slist_append", as: (@convention(c) (Handle?, UnsafePointer<CChar>) -> Handle?).self)
                 ?? { _, _ in nil },
-            slistFreeAll: symbol("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self) ?? { _ in },
+            slistFreeAll: symbol("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self) ?? { _ in
+            },
             multiInit: symbol("curl_multi_init", as: (@convention(c) () -> Handle?).self) ?? { nil },
-            multiCleanup: symbol("curl_multi_cleanup", as: (@convention(c) (Handle) -> Int32).self) ?? { _ in 0 },
-            multiAddHandle: symbol("curl_multi_add_handle", as: (@convention(c) (Handle, Handle) -> Int32).self)
+            multiCleanup: symbol("curl_multi_cleanup", as: (@convention(c) (Handle) -> Int32).self) ?? { _ in
+                0
+            },
+            multiAddHandle: symbol(
+                "curl_multi_add_handle", as: (@convention(c) (Handle, Handle) -> Int32).self)
                 ?? { _, _ in -1 },
-            multiRemoveHandle: symbol("curl_multi_remove_handle", as: (@convention(c) (Handle, Handle) -> Int32).self)
+            multiRemoveHandle: symbol(
+                "curl_multi_remove_handle", as: (@convention(c) (Handle, Handle) -> Int32).self)
                 ?? { _, _ in -1 },
             multiPerform: symbol(
-                "curl_multi_perform", as: (@convention(c) (Handle, UnsafeMutablePointer<Int32>) -> Int32).self)
+                "curl_multi_perform", as: (@convention(c) (Handle, UnsafeMutablePointer<Int32>) -> Int32).self
+            )
                 ?? { _, _ in -1 },
             multiPoll: symbol(
                 "curl_multi_poll",
-                as: (@convention(c) (Handle, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?)
+                as: (@convention(c) (
+                    Handle, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?
+                )
                     -> Int32).self) ?? { _, _, _, _, _ in -1 },
-            multiWakeup: symbol("curl_multi_wakeup", as: (@convention(c) (Handle) -> Int32).self) ?? { _ in -1 },
+            multiWakeup: symbol("curl_multi_wakeup", as: (@convention(c) (Handle) -> Int32).self) ?? { _ in -1
+            },
             multiInfoRead: symbol(
                 "curl_multi_info_read",
-                as: (@convention(c) (Handle, UnsafeMutablePointer<Int32>) -> UnsafeMutablePointer<ccurl_message>?)
-                    .self) ?? { _, _ in nil },
+                as: (@convention(c) (Handle, UnsafeMutablePointer<Int32>) -> UnsafeMutablePointer<
+                    ccurl_message
+                >?)
+                .self) ?? { _, _ in nil },
             easySetopt: raw("curl_easy_setopt") ?? UnsafeMutableRawPointer(bitPattern: 1)!,
             easyGetinfo: raw("curl_easy_getinfo") ?? UnsafeMutableRawPointer(bitPattern: 1)!,
             multiSetopt: raw("curl_multi_setopt") ?? UnsafeMutableRawPointer(bitPattern: 1)!)
         guard missing.isEmpty, let globalInit else {
-            return .failure(CurlUnavailable(reason: "libcurl lacks \(missing.joined(separator: ", ")) (7.68 or later is needed)"))
+            return .failure(
+                CurlUnavailable(
+                    reason: "libcurl lacks \(missing.joined(separator: ", ")) (7.68 or later is needed)"))
         }
         _ = globalInit(Option.globalAll)
         return .success(curl)

@@ -6,28 +6,104 @@ import FoundationNetworking
 #endif
 
 /// The whole adapter: SwiftyService builds the request, the company's library sends it.
-public struct LegacyBackend: NetworkBackend {
+///
+/// It hands redirects back to the toolkit (the library's redirection block always stops) and follows them
+/// itself with ``RedirectPolicy``'s rules, so secrets are dropped across origins and 307/308 keep their
+/// body exactly as with the other backends; a credential challenge is answered with its 401.
+public final class LegacyBackend: NetworkBackend {
     private let client: LegacyHTTPClient
+    private let policy: RedirectPolicy
+    private let challenged = ChallengedTasks()
 
-    /// A backend that sends through `client`.
-    public init(client: LegacyHTTPClient = .shared) {
+    /// A backend that sends through `client`, taking over its redirection and challenge blocks.
+    public init(client: LegacyHTTPClient = .shared, redirects policy: RedirectPolicy = .default) {
         self.client = client
+        self.policy = policy
+        client.setTaskWillPerformHTTPRedirectionBlock { _, _, _ in nil }
+        client.setTaskDidReceiveAuthenticationChallengeBlock { [challenged] task, challenge in
+            challenged.record(task.taskIdentifier, challenge.failureResponse as? HTTPURLResponse)
+            return (.cancelAuthenticationChallenge, nil)
+        }
     }
 
-    /// Hands the built request to the legacy client and its answer back to SwiftyService.
+    /// Hands the built request to the legacy client, following redirects hop by hop.
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        let task = client.dataTask(with: request.urlRequest) { _, head, data, error in
-            if let error {
-                completion(.failure(error))
-            } else if let head {
-                completion(.success(Response(request: request.urlRequest, response: head, data: data)))
-            } else {
-                completion(.failure(URLError(.badServerResponse)))
+        let current = CurrentTask()
+        hop(request.urlRequest, redirects: 0, of: request, current: current, completion: completion)
+        return BackendTask { current.cancel() }
+    }
+
+    private func hop(
+        _ urlRequest: URLRequest, redirects: Int, of request: BackendRequest, current: CurrentTask,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) {
+        let task = client.dataTask(with: urlRequest) { [self] task, head, data, error in
+            let challengeAnswer = challenged.take(task.taskIdentifier)
+            if let challengeAnswer {
+                return completion(
+                    .success(Response(request: request.urlRequest, response: challengeAnswer, data: Data())))
             }
+            if let error { return completion(.failure(error)) }
+            guard let head else { return completion(.failure(URLError(.badServerResponse))) }
+            if let proposed = RedirectPolicy.proposedRequest(after: head, sent: urlRequest) {
+                switch policy.step(
+                    after: head, sent: urlRequest, proposed: proposed, secrets: request.redaction,
+                    redirects: redirects + 1)
+                {
+                case let .follow(next) where !current.isCancelled:
+                    return hop(
+                        next, redirects: redirects + 1, of: request, current: current, completion: completion)
+                case .tooMany:
+                    return completion(.failure(URLError(.httpTooManyRedirects)))
+                default:
+                    break
+                }
+            }
+            completion(.success(Response(request: request.urlRequest, response: head, data: data)))
         }
-        return BackendTask { task.cancel() }
+        current.set(task)
+    }
+}
+
+/// The legacy task of the current hop, and whether the request was cancelled.
+private final class CurrentTask: @unchecked Sendable {
+    private let lock = NSLock()
+    private var task: LegacyDataTask?
+    private var cancelled = false
+
+    var isCancelled: Bool { lock.withLock { cancelled } }
+
+    func set(_ task: LegacyDataTask) {
+        let cancelNow = lock.withLock { () -> Bool in
+            self.task = task
+            return cancelled
+        }
+        if cancelNow { task.cancel() }
+    }
+
+    func cancel() {
+        let task = lock.withLock { () -> LegacyDataTask? in
+            cancelled = true
+            return self.task
+        }
+        task?.cancel()
+    }
+}
+
+/// The 401s of challenges the adapter declined, by task, until the task's completion picks them up.
+private final class ChallengedTasks: @unchecked Sendable {
+    private let lock = NSLock()
+    private var responses: [Int: HTTPURLResponse] = [:]
+
+    func record(_ task: Int, _ response: HTTPURLResponse?) {
+        guard let response else { return }
+        lock.withLock { responses[task] = response }
+    }
+
+    func take(_ task: Int) -> HTTPURLResponse? {
+        lock.withLock { responses.removeValue(forKey: task) }
     }
 }
 

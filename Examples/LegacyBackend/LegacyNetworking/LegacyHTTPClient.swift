@@ -17,11 +17,31 @@ public final class LegacyHTTPClient: @unchecked Sendable {
     /// The app-wide client.
     public static let shared = LegacyHTTPClient()
 
+    /// Decides whether and where a redirect goes, like AFNetworking's
+    /// `setTaskWillPerformHTTPRedirectionBlock:`; `nil` from the block stops at the redirect.
+    public typealias RedirectionBlock = @Sendable (URLSessionTask, HTTPURLResponse, URLRequest) -> URLRequest?
+    /// Answers an authentication challenge, like `setTaskDidReceiveAuthenticationChallengeBlock:`.
+    public typealias ChallengeBlock =
+        @Sendable (URLSessionTask, URLAuthenticationChallenge) -> (
+            URLSession.AuthChallengeDisposition, URLCredential?
+        )
+
     private let session: URLSession
+    private let hooks = SessionHooks()
 
     /// A client on its own session.
     public init(configuration: URLSessionConfiguration = .default) {
-        session = URLSession(configuration: configuration)
+        session = URLSession(configuration: configuration, delegate: hooks, delegateQueue: nil)
+    }
+
+    /// Sets (or clears) the block that decides redirects for every task of the client.
+    public func setTaskWillPerformHTTPRedirectionBlock(_ block: RedirectionBlock?) {
+        hooks.set(redirection: block)
+    }
+
+    /// Sets (or clears) the block that answers authentication challenges for every task of the client.
+    public func setTaskDidReceiveAuthenticationChallengeBlock(_ block: ChallengeBlock?) {
+        hooks.set(challenge: block)
     }
 
     /// `GET url?parameters`, the way the app's old code calls it.
@@ -88,11 +108,51 @@ public final class LegacyDataTask: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// The identifier of the session task underneath, as the client's blocks see it.
+    public var taskIdentifier: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return sessionTask?.taskIdentifier ?? -1
+    }
+
     /// Stops the request.
     public func cancel() {
         lock.lock()
         let task = sessionTask
         lock.unlock()
         task?.cancel()
+    }
+}
+
+/// The session delegate behind the client's blocks.
+private final class SessionHooks: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+    private let lock = NSLock()
+    private var redirection: LegacyHTTPClient.RedirectionBlock?
+    private var challenge: LegacyHTTPClient.ChallengeBlock?
+
+    func set(redirection block: LegacyHTTPClient.RedirectionBlock?) {
+        lock.withLock { redirection = block }
+    }
+
+    func set(challenge block: LegacyHTTPClient.ChallengeBlock?) {
+        lock.withLock { challenge = block }
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping @Sendable (URLRequest?) -> Void
+    ) {
+        let block = lock.withLock { redirection }
+        completionHandler(block.map { $0(task, response, request) } ?? request)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        let block = lock.withLock { self.challenge }
+        guard let block else { return completionHandler(.performDefaultHandling, nil) }
+        let (disposition, credential) = block(task, challenge)
+        completionHandler(disposition, credential)
     }
 }

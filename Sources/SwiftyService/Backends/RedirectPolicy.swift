@@ -18,9 +18,11 @@ public enum RedirectPolicy: Sendable {
     public static let `default` = RedirectPolicy.follow(max: 10)
 }
 
+/// Redirect decisions, for backends that follow redirects themselves (``CurlBackend``, an adapter for a
+/// library that can be told not to follow): the same rules as ``URLSessionBackend``.
 extension RedirectPolicy {
     /// What to do after a redirect.
-    package enum Step {
+    public enum Step: Sendable {
         /// Send this request next.
         case follow(URLRequest)
         /// Answer with the redirect response itself.
@@ -32,8 +34,9 @@ extension RedirectPolicy {
     /// The step after `response` redirected `sent`, to the `proposed` next request (the platform's, or
     /// ``proposedRequest(after:sent:)``), as the `redirects`-th redirect. Secrets are dropped when the
     /// next request leaves the origin; a 307 or 308 keeps the method and the body.
-    package func step(
-        after response: HTTPURLResponse, sent: URLRequest, proposed: URLRequest, secrets: Redaction, redirects: Int
+    public func step(
+        after response: HTTPURLResponse, sent: URLRequest, proposed: URLRequest, secrets: Redaction,
+        redirects: Int
     ) -> Step {
         var next = Self.stripping(proposed, from: sent.url ?? response.url, secrets: secrets)
         if response.statusCode == 307 || response.statusCode == 308 {
@@ -49,7 +52,7 @@ extension RedirectPolicy {
 
     /// The request a browser sends after `response` to `sent`: to the resolved `Location`, as GET without a
     /// body after a 303 (or a 301/302 to a POST), as before after a 307/308; `nil` when it is no redirect.
-    package static func proposedRequest(after response: HTTPURLResponse, sent: URLRequest) -> URLRequest? {
+    public static func proposedRequest(after response: HTTPURLResponse, sent: URLRequest) -> URLRequest? {
         guard [301, 302, 303, 307, 308].contains(response.statusCode),
             let location = response.value(forHTTPHeaderField: "Location"),
             let target = URL(string: location, relativeTo: sent.url)?.absoluteURL
@@ -70,7 +73,9 @@ extension RedirectPolicy {
     }
 
     /// `request` without secret headers when it goes to another origin than `previous`.
-    package static func stripping(_ request: URLRequest, from previous: URL?, secrets: Redaction) -> URLRequest {
+    package static func stripping(_ request: URLRequest, from previous: URL?, secrets: Redaction)
+        -> URLRequest
+    {
         guard let previous, let next = request.url, !sameOrigin(previous, next) else { return request }
         var stripped = request
         for name in (request.allHTTPHeaderFields ?? [:]).keys where secrets.isSecret(header: name) {
@@ -86,6 +91,7 @@ extension RedirectPolicy {
     }
 
     private static func effectivePort(_ url: URL) -> Int? {
-        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+        url.port
+            ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
     }
 }

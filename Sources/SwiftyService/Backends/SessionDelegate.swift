@@ -168,14 +168,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         }
         guard let entry else { return completionHandler(request) }
         switch policy.step(
-            after: response, sent: entry.sent, proposed: request, secrets: entry.secrets, redirects: entry.redirects)
+            after: response, sent: entry.sent, proposed: request, secrets: entry.secrets,
+            redirects: entry.redirects)
         {
         case .stop:
             completionHandler(nil)
         case .tooMany:
             tracked.withLock { $0[task.taskIdentifier]?.ending = .tooManyRedirects }
             completionHandler(nil)
-        case let .follow(next) where next.httpBody != nil && (response.statusCode == 307 || response.statusCode == 308):
+        case let .follow(next)
+        where next.httpBody != nil && (response.statusCode == 307 || response.statusCode == 308):
             // Stop here and send the request again ourselves: following it, Linux would drop the body.
             tracked.withLock { $0[task.taskIdentifier]?.ending = .resend(next, redirects: entry.redirects) }
             completionHandler(nil)

@@ -336,20 +336,20 @@ struct EndpointRealServerTests {
     @Test("Cancelling a request's handle delivers .cancelled exactly once, promptly")
     func cancelByHandle() async throws {
         try await measuringPromptness {
-            // httpbin /delay/5: only the cancellation can end the request within 5 s.
+            // httpbin /delay/10: only the cancellation can end the request within 10 s.
             let realm = try HTTPBin.realm(backend: URLSessionBackend())
             let recorder = CallbackRecorder<Result<Response, ServiceError>>()
-            let handle = TestEndpoint(realm, "delay/5").request { recorder.record($0) }
+            let handle = TestEndpoint(realm, "delay/10").request { recorder.record($0) }
             try await Task.sleep(for: .milliseconds(100))
             #expect(!handle.isFinished)
 
             let start = ContinuousClock.now
             handle.cancel()
-            let result = try await recorder.first(within: 3)
+            let result = try await recorder.first(within: 8)
 
-            #expect(seconds(since: start) < 3)
+            #expect(seconds(since: start) < 8)
             #expect(result.serviceError?.kind == .cancelled)
-            #expect(result.serviceError?.request?.url?.path == "/delay/5")
+            #expect(result.serviceError?.request?.url?.path == "/delay/10")
             #expect(handle.isCancelled)
             #expect(try await recorder.count(after: 0.5) == 1)
         }
@@ -358,16 +358,16 @@ struct EndpointRealServerTests {
     @Test("Cancelling the awaiting task throws .cancelled promptly")
     func cancelByTask() async throws {
         try await measuringPromptness {
-            // httpbin /delay/5: only the cancellation can end the request within 5 s.
+            // httpbin /delay/10: only the cancellation can end the request within 10 s.
             let realm = try HTTPBin.realm(backend: URLSessionBackend())
-            let task = Task { try await TestEndpoint(realm, "delay/5").request() }
+            let task = Task { try await TestEndpoint(realm, "delay/10").request() }
             try await Task.sleep(for: .milliseconds(100))
 
             let start = ContinuousClock.now
             task.cancel()
             let result = await task.result
 
-            #expect(seconds(since: start) < 3)
+            #expect(seconds(since: start) < 8)
             #expect(result.serviceError?.kind == .cancelled)
         }
     }
@@ -375,17 +375,17 @@ struct EndpointRealServerTests {
     @Test("A task cancelled before its request starts gets .cancelled and sends nothing")
     func alreadyCancelledTask() async throws {
         try await measuringPromptness {
-            // httpbin /delay/5 (never reached: nothing should be sent).
+            // httpbin /delay/10 (never reached: nothing should be sent).
             let spy = SpyBackend(URLSessionBackend())
             let realm = try HTTPBin.realm(backend: spy)
             let start = ContinuousClock.now
             let task = Task { () async throws -> Response in
                 withUnsafeCurrentTask { $0?.cancel() }
-                return try await TestEndpoint(realm, "delay/5").request()
+                return try await TestEndpoint(realm, "delay/10").request()
             }
             let result = await task.result
 
-            #expect(seconds(since: start) < 3)
+            #expect(seconds(since: start) < 8)
             #expect(result.serviceError?.kind == .cancelled)
             #expect(spy.requests.isEmpty)
         }
@@ -460,8 +460,8 @@ struct EndpointRealServerTests {
             }
         case .cancelled:
             method = .delete
-            url = try httpbinURL("delay/5")
-            let task = Task { try await TestEndpoint(realm, "delay/5", method: .delete).request() }
+            url = try httpbinURL("delay/10")
+            let task = Task { try await TestEndpoint(realm, "delay/10", method: .delete).request() }
             try await Task.sleep(for: .milliseconds(100))
             task.cancel()
             error = try #require(await task.result.serviceError)
@@ -542,7 +542,7 @@ struct EndpointRealServerTests {
     @Test("Callbacks run on the realm's callback queue: success, failure before sending, and cancellation")
     func callbackQueue() async throws {
         try await measuringPromptness {
-            // httpbin /anything (success) and /delay/5 (cancelled); the invalid header fails before sending.
+            // httpbin /anything (success) and /delay/10 (cancelled); the invalid header fails before sending.
             let marker = QueueMarker(label: "swiftyservice.tests.callbacks")
             let realm = try HTTPBin.realm(backend: URLSessionBackend()).setCallbackQueue(marker.queue)
 
@@ -561,7 +561,7 @@ struct EndpointRealServerTests {
             #expect(earlyResult.serviceError?.kind == .invalidRequest)
 
             let cancelled = CallbackRecorder<(Bool, Result<Response, ServiceError>)>()
-            let handle = TestEndpoint(realm, "delay/5").request { cancelled.record((marker.isCurrent, $0)) }
+            let handle = TestEndpoint(realm, "delay/10").request { cancelled.record((marker.isCurrent, $0)) }
             try await Task.sleep(for: .milliseconds(100))
             handle.cancel()
             let (cancelOnQueue, cancelResult) = try await cancelled.first(within: 1)

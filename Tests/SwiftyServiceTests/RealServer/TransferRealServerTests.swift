@@ -66,7 +66,7 @@ import FoundationNetworking
         }
         let before = try leftovers()
         var form = MultipartForm()
-        let big = Data((0..<(11 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        let big = patternData(count: 11 << 20)
         form.addData(big, name: "big", filename: "big.bin")
         let response = try await TestEndpoint(try realm(), "echo-raw", method: .post, body: .multipart(form))
             .request()

@@ -209,3 +209,15 @@ enum JSONValue: Decodable, Equatable {
         try JSONDecoder().decode(JSONValue.self, from: data)
     }
 }
+
+/// `count` bytes of a repeating pattern, made without a per-byte closure: large test bodies are built on
+/// the cooperative thread pool, which every other test shares.
+func patternData(count: Int, step: UInt8 = 31) -> Data {
+    var bytes = [UInt8](repeating: 0, count: count)
+    var value: UInt8 = 0
+    for index in 0..<count {
+        bytes[index] = value
+        value &+= step
+    }
+    return Data(bytes)
+}

@@ -1,0 +1,231 @@
+import Foundation
+import LegacyNetworking
+import SwiftyService
+import SwiftyServiceCurl
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The backends every conformance test runs against.
+enum ConformingBackend: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case urlSession
+    case curl
+    case legacy
+
+    var testDescription: String { rawValue }
+
+    func make() throws -> any NetworkBackend {
+        switch self {
+        case .urlSession: URLSessionBackend()
+        case .curl: try CurlBackend()
+        case .legacy: LegacyBackend(client: LegacyHTTPClient())
+        }
+    }
+}
+
+/// What every backend must do the same, against httpbin: a difference is a failing test.
+@Suite("Backend conformance", .timeLimit(.minutes(2)))
+struct BackendConformanceTests {
+    func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
+        try HTTPBin.realm(backend: try kind.make())
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func methodsArriveAsSent(_ kind: ConformingBackend) async throws {
+        // httpbin /anything echoes the method; HEAD has no body to echo, so its status stands for it.
+        let realm = try realm(kind)
+        for method in [HTTPMethod.get, .post, .put, .patch, .delete] {
+            let echo = try await TestEndpoint(realm, "anything/m", method: method).request().echo()
+            #expect(echo.method == method.rawValue, "\(kind) \(method)")
+        }
+        let head = try await TestEndpoint(realm, "anything/m", method: .head).request()
+        #expect(head.statusCode == 200 && head.data.isEmpty)
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func headersQueryAndBodiesArriveIntact(_ kind: ConformingBackend) async throws {
+        // httpbin /anything echoes args, headers, JSON and form bodies.
+        let realm = try realm(kind).addHeader("X-Realm", withValue: "r1")
+        let echo = try await TestEndpoint(
+            realm, "anything/h", parameters: ["q": "a b+c", "ids": [1, 2]], headers: ["X-Endpoint": "e 2"]
+        ).request().echo()
+        #expect(echo.args["q"] == .one("a b+c") && echo.args["ids[]"] == .many(["1", "2"]))
+        #expect(echo.header("X-Realm") == "r1" && echo.header("X-Endpoint") == "e 2")
+
+        let json = try await TestEndpoint(
+            realm, "anything/j", method: .post, parameters: ["s": "ü", "n": 2, "b": true]
+        )
+        .request().echo()
+        #expect(json.json == .object(["s": .string("ü"), "n": .number(2), "b": .bool(true)]))
+        #expect(json.header("Content-Type") == "application/json")
+
+        let form = try await TestEndpoint(
+            realm, "anything/f", method: .post, parameters: ["a": "1 2"], encoding: .form
+        ).request().echo()
+        #expect(form.form?["a"] == .one("1 2"))
+
+        let bytes = patternData(count: 50_000, step: 7)
+        let raw = try await TestEndpoint(realm, "echo-raw", method: .put, body: .data(bytes)).request()
+        #expect(raw.data == bytes)
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func largeBodiesGoBothWays(_ kind: ConformingBackend) async throws {
+        // httpbin /echo-raw returns the 1 MB body; /bytes/N sends N bytes.
+        let realm = try realm(kind)
+        let big = patternData(count: 1 << 20, step: 13)
+        #expect(
+            try await TestEndpoint(realm, "echo-raw", method: .post, body: .data(big)).request().data == big)
+        #expect(try await TestEndpoint(realm, "bytes/102400").request().data.count == 102_400)
+        let file = temporaryDirectory("conformance").appendingPathExtension("bin")
+        try big.write(to: file)
+        #expect(
+            try await TestEndpoint(realm, "echo-raw", method: .post, body: .file(file)).request().data == big)
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func statusesComeBackAsAnswers(_ kind: ConformingBackend) async throws {
+        // httpbin /status/N answers N; /basic-auth challenges with 401 and WWW-Authenticate: Basic.
+        let realm = try realm(kind)
+        for status in [201, 204, 404, 418, 500, 503] {
+            let response = try await TestEndpoint(realm, "status/\(status)", validStatusCodes: .all).request()
+            #expect(response.statusCode == status, "\(kind) \(status)")
+        }
+        let challenged = try await TestEndpoint(realm, "basic-auth/user/pass", validStatusCodes: .all)
+            .request()
+        #expect(challenged.statusCode == 401)
+        let authorized = try await TestEndpoint(
+            realm, "basic-auth/user/pass", headers: ["Authorization": "Basic dXNlcjpwYXNz"]
+        ).request()
+        #expect(authorized.statusCode == 200)
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func compressedBodiesAreDecoded(_ kind: ConformingBackend) async throws {
+        // httpbin /gzip and /deflate answer compressed JSON.
+        let realm = try realm(kind)
+        for path in ["gzip", "deflate"] {
+            let body = try await TestEndpoint(realm, path).request().mapJSON() as? [String: Any]
+            #expect(body?[path == "gzip" ? "gzipped" : "deflated"] as? Bool == true, "\(kind) \(path)")
+        }
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func aSilentServerTimesOutAtTheTimeout(_ kind: ConformingBackend) async throws {
+        // httpbin /delay/10 says nothing for 10 s; the realm allows 1.
+        let realm = try realm(kind).setTimeout(1)
+        let start = Date()
+        await #expect {
+            try await TestEndpoint(realm, "delay/10").request()
+        } throws: { ($0 as? ServiceError)?.kind == .timedOut }
+        #expect(Date().timeIntervalSince(start) < 8)
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func cancellingStopsTheTransferPromptly(_ kind: ConformingBackend) async throws {
+        // httpbin /delay/10: only the cancellation can end it soon.
+        let realm = try realm(kind)
+        let task = Task { try await TestEndpoint(realm, "delay/10").request() }
+        try await Task.sleep(nanoseconds: 200_000_000)
+        let start = Date()
+        task.cancel()
+        await #expect { try await task.value } throws: { ($0 as? ServiceError)?.kind == .cancelled }
+        #expect(Date().timeIntervalSince(start) < 8)
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func aRefusedConnectionIsATransportError(_ kind: ConformingBackend) async throws {
+        let realm = uniqueRealm().setBaseURL(URL(string: "http://127.0.0.1:\(try closedPort())")!).use(
+            try kind.make())
+        await #expect {
+            try await TestEndpoint(realm, "x").request()
+        } throws: { ($0 as? ServiceError)?.kind == .transport }
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func redirectsDropSecretsAcrossOriginsAndKeepThemWithin(_ kind: ConformingBackend) async throws {
+        // httpbin /redirect-to: to localhost (another origin) and to 127.0.0.1 (the same one).
+        let realm = try realm(kind).addHeaders([
+            "Authorization": "Bearer s3cret", "X-Api-Key": "k3y", "X-Trace": "t",
+        ])
+        .declareSecrets(headers: ["X-Api-Key"])
+        let port = try HTTPBin.url().port!
+        let away = try await TestEndpoint(
+            realm, "redirect-to", parameters: ["url": "http://localhost:\(port)/anything/away"]
+        ).request().echo()
+        #expect(away.header("Authorization") == nil && away.header("X-Api-Key") == nil, "\(kind)")
+        #expect(away.header("X-Trace") == "t")
+        let home = try await TestEndpoint(
+            realm, "redirect-to", parameters: ["url": "http://127.0.0.1:\(port)/anything/home"]
+        ).request().echo()
+        #expect(
+            home.header("Authorization") == "Bearer s3cret" && home.header("X-Api-Key") == "k3y", "\(kind)")
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func aRedirectedPOSTKeepsItsBodyOn307AndBecomesAGETOn302(_ kind: ConformingBackend) async throws {
+        // httpbin /redirect-to with status_code: 307 keeps method and body, 302 turns a POST into a GET.
+        let realm = try realm(kind)
+        let port = try HTTPBin.url().port!
+        func post(_ status: Int) async throws -> Echo {
+            try await TestEndpoint(
+                realm, "redirect-to", method: .post,
+                parameters: ["url": "http://127.0.0.1:\(port)/anything/after", "status_code": status],
+                encoding: .query,
+                body: .json(["kept": true])
+            ).request().echo()
+        }
+        let kept = try await post(307)
+        #expect(kept.method == "POST" && kept.json == .object(["kept": .bool(true)]), "\(kind)")
+        let turned = try await post(302)
+        #expect(turned.method == "GET" && (turned.data ?? "").isEmpty, "\(kind)")
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func tooManyRedirectsFail(_ kind: ConformingBackend) async throws {
+        // httpbin /redirect/N redirects N times; the default policy follows 10.
+        let realm = try realm(kind)
+        #expect(try await TestEndpoint(realm, "redirect/3").request().statusCode == 200)
+        do {
+            _ = try await TestEndpoint(realm, "redirect/12").request()
+            Issue.record("\(kind): expected too many redirects")
+        } catch let ServiceError.transport(_, underlying, _) {
+            #expect((underlying as? URLError)?.code == .httpTooManyRedirects, "\(kind)")
+        }
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func manyConcurrentRequestsAllSucceed(_ kind: ConformingBackend) async throws {
+        // httpbin /anything/n/{i}: each request its own path, echoed back.
+        let realm = try realm(kind)
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<40 {
+                group.addTask {
+                    let echo = try await TestEndpoint(realm, "anything/n/\(index)").request().echo()
+                    #expect(echo.url.hasSuffix("/anything/n/\(index)"))
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func downloadsLandInFilesAndProgressEndsAt100Percent(_ kind: ConformingBackend) async throws {
+        // httpbin /bytes/N to a file; /drip with progress.
+        let realm = try realm(kind)
+        let file = temporaryDirectory("conformance").appendingPathComponent("d.bin")
+        let saved = try await DownloadEndpoint(realm: realm, path: "bytes/65536", destination: .file(file))
+            .request()
+        let downloaded = try Data(contentsOf: file)
+        #expect(saved.fileURL == file && downloaded.count == 65_536)
+        let steps = ProgressLog()
+        let dripped = try await TestEndpoint(
+            realm, "drip", parameters: ["numbytes": 500, "duration": 0.5, "delay": 0]
+        )
+        .transfer(progress: { steps.add($0) })
+        #expect(dripped.data.count == 500)
+        #expect(steps.all.last == TransferProgress(direction: .download, completed: 500, expected: 500))
+    }
+}
