@@ -1,5 +1,6 @@
 import Foundation
 import SwiftyService
+import SwiftyServiceCurl
 
 // Benchmarks: each scenario runs its hand-written Foundation baseline in the same process, interleaved,
 // over several runs, and reports medians. A table goes to stderr, one JSON object per scenario to stdout.
@@ -34,6 +35,20 @@ if wanted("dispatch.concurrent") { report(await dispatchConcurrent(settings)) }
 if let liveURL {
     if wanted("live.sequential") {
         report(try await live(settings, base: liveURL, inFlight: 1, scenario: "live.sequential"))
+    }
+    if wanted("live.curl.sequential") {
+        report(
+            try await live(
+                settings, base: liveURL, inFlight: 1, scenario: "live.curl.sequential",
+                backend: try CurlBackend(),
+                goal: 8))
+    }
+    if wanted("live.curl.concurrent8") {
+        report(
+            try await live(
+                settings, base: liveURL, inFlight: 8, scenario: "live.curl.concurrent8",
+                backend: try CurlBackend(),
+                goal: 12))
     }
     if wanted("live.concurrent8") {
         report(try await live(settings, base: liveURL, inFlight: 8, scenario: "live.concurrent8"))

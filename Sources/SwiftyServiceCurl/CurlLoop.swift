@@ -165,9 +165,9 @@ final class CurlLoop: @unchecked Sendable {
             transfer.finish(.failure(Self.urlError(code, description: curl.describe(code))))
             return
         }
+        guard (300..<400).contains(status) else { return transfer.succeed(status: status, head: nil) }
         guard let head = transfer.response(status: status) else {
-            transfer.finish(.failure(URLError(.badServerResponse)))
-            return
+            return transfer.finish(.failure(URLError(.badServerResponse)))
         }
         switch transfer.nextHop(after: head) {
         case .follow?:
@@ -175,7 +175,7 @@ final class CurlLoop: @unchecked Sendable {
         case .tooMany?:
             transfer.finish(.failure(URLError(.httpTooManyRedirects)))
         case .stop?, nil:
-            transfer.succeed(with: head)
+            transfer.succeed(status: status, head: head)
         }
     }
 
@@ -234,7 +234,7 @@ private let curlHeader: @convention(c) (UnsafeMutableRawPointer?, Int, Int, Unsa
         guard let data, let context else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
         let bytes = size * count
-        transfer.header(String(decoding: UnsafeRawBufferPointer(start: data, count: bytes), as: UTF8.self))
+        transfer.header(UnsafeRawBufferPointer(start: data, count: bytes))
         return bytes
     }
 

@@ -27,6 +27,7 @@ final class CurlTransfer: @unchecked Sendable {
     private var body = Data()
     private var output: FileHandle?
     private var received: Int64 = 0
+    private var expectedLength: Int64?
 
     // The current hop's request body.
     private var bodyBytes: Data?
@@ -71,17 +72,43 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: libcurl callbacks
 
-    func header(_ line: String) {
-        let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-        if trimmed.hasPrefix("HTTP/") {
+    /// One header line from libcurl, CRLF included; parsed on bytes, as Foundation's string trimming
+    /// would cost more than the rest of the request.
+    func header(_ line: UnsafeRawBufferPointer) {
+        var end = line.count
+        while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
+        let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
+        if bytes.starts(with: "HTTP/".utf8) {
             // A new status line (after a 100 Continue, say) starts the headers over.
-            statusLine = trimmed
+            statusLine = String(decoding: bytes, as: UTF8.self)
             headers = []
-        } else if let colon = trimmed.firstIndex(of: ":") {
-            let name = String(trimmed[..<colon]).trimmingCharacters(in: .whitespaces)
-            let value = String(trimmed[trimmed.index(after: colon)...]).trimmingCharacters(in: .whitespaces)
-            headers.append((name, value))
+            expectedLength = nil
+            return
         }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        func trimmed(_ range: Range<Int>) -> String {
+            var lower = range.lowerBound
+            var upper = range.upperBound
+            while lower < upper, bytes[lower] == UInt8(ascii: " ") || bytes[lower] == UInt8(ascii: "\t") {
+                lower += 1
+            }
+            while upper > lower,
+                bytes[upper - 1] == UInt8(ascii: " ") || bytes[upper - 1] == UInt8(ascii: "\t")
+            { upper -= 1 }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[lower..<upper]), as: UTF8.self)
+        }
+        let name = trimmed(0..<colon)
+        let value = trimmed(colon + 1..<bytes.count)
+        if Self.sameName(name, "Content-Length") { expectedLength = Int64(value) }
+        headers.append((name, value))
+    }
+
+    /// ASCII case-insensitive comparison of header names.
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count
+            && zip(a.utf8, b.utf8).allSatisfy {
+                $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A)
+            }
     }
 
     func write(_ chunk: UnsafeRawBufferPointer) -> Bool {
@@ -92,10 +119,8 @@ final class CurlTransfer: @unchecked Sendable {
         }
         received += Int64(chunk.count)
         if request.wantsProgress {
-            let expected = headers.last { $0.0.caseInsensitiveCompare("Content-Length") == .orderedSame }
-                .flatMap { Int64($0.1) }
             request.reportProgress(
-                TransferProgress(direction: .download, completed: received, expected: expected))
+                TransferProgress(direction: .download, completed: received, expected: expectedLength))
         }
         return true
     }
@@ -128,19 +153,25 @@ final class CurlTransfer: @unchecked Sendable {
 
     // MARK: Endings
 
-    /// The response of the current hop.
-    func response(status: Int) -> HTTPURLResponse? {
+    /// The current hop's headers, repeated names joined with commas.
+    func headerFields() -> [String: String] {
         var fields: [String: String] = [:]
         for (name, value) in headers {
-            if let existing = fields.keys.first(where: { $0.caseInsensitiveCompare(name) == .orderedSame }) {
+            if let existing = fields.keys.first(where: { Self.sameName($0, name) }) {
                 fields[existing] = fields[existing]! + ", " + value
             } else {
                 fields[name] = value
             }
         }
+        return fields
+    }
+
+    /// The response of the current hop as an `HTTPURLResponse` (costly on Linux: only for redirects and
+    /// downloads).
+    func response(status: Int) -> HTTPURLResponse? {
         let version = statusLine?.split(separator: " ").first.map(String.init) ?? "HTTP/1.1"
         return current.url.flatMap {
-            HTTPURLResponse(url: $0, statusCode: status, httpVersion: version, headerFields: fields)
+            HTTPURLResponse(url: $0, statusCode: status, httpVersion: version, headerFields: headerFields())
         }
     }
 
@@ -162,12 +193,19 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// Ends the transfer with the current hop's response.
-    func succeed(with head: HTTPURLResponse) {
+    func succeed(status: Int, head: HTTPURLResponse?) {
         closeFiles()
-        let response =
-            request.downloadFile.map { Response(request: request.urlRequest, response: head, fileURL: $0) }
-            ?? Response(request: request.urlRequest, response: head, data: body)
-        finish(.success(response))
+        if let download = request.downloadFile, let head = head ?? response(status: status) {
+            return finish(.success(Response(request: request.urlRequest, response: head, fileURL: download)))
+        }
+        if let head {
+            return finish(.success(Response(request: request.urlRequest, response: head, data: body)))
+        }
+        finish(
+            .success(
+                Response(
+                    request: request.urlRequest, statusCode: status, headers: headerFields(), data: body,
+                    url: current.url)))
     }
 
     func finish(_ result: Result<Response, any Error>) {

@@ -14,6 +14,11 @@ struct HeaderFields: Sendable, Equatable {
         for (name, value) in dictionary.sorted(by: { $0.key < $1.key }) { set(name, value) }
     }
 
+    /// The dictionary's fields in its own order: for response headers, whose names are distinct already.
+    init(unsorted dictionary: HTTPHeaderDictionary) {
+        fields = dictionary.map { Field(name: $0.key, value: $0.value) }
+    }
+
     var isEmpty: Bool { fields.isEmpty }
 
     /// Sets a field, replacing any field whose name matches case-insensitively; the new spelling wins.

@@ -8,8 +8,10 @@ import FoundationNetworking
 public struct Response: Sendable, CustomStringConvertible {
     /// The request as it was sent.
     public let request: URLRequest
-    /// The HTTP response head: status and headers.
-    public let response: HTTPURLResponse
+    /// The HTTP response head: status and headers. (Made on first use when the backend gave only the
+    /// parts: on Linux, building an `HTTPURLResponse` costs more than the rest of a libcurl request.)
+    public var response: HTTPURLResponse { head.response }
+    private let head: Head
     /// The response body; empty when there is none, and for a download (see ``fileURL``).
     public internal(set) var data: Data
     /// How many times the request was sent to get this response: more than 1 after retries.
@@ -32,7 +34,7 @@ public struct Response: Sendable, CustomStringConvertible {
     /// Creates a response; backends and tests make these.
     public init(request: URLRequest, response: HTTPURLResponse, data: Data) {
         self.request = request
-        self.response = response
+        head = Head(response)
         self.data = data
     }
 
@@ -47,19 +49,18 @@ public struct Response: Sendable, CustomStringConvertible {
         request: URLRequest, statusCode: Int, headers: HTTPHeaderDictionary = [:], data: Data = Data(),
         url: URL? = nil
     ) {
-        let responseURL = url ?? request.url ?? URL(string: "about:blank")!
-        let head = HTTPURLResponse(
-            url: responseURL, statusCode: statusCode, httpVersion: "HTTP/1.1",
-            headerFields: headers)!
-        self.init(request: request, response: head, data: data)
+        self.request = request
+        head = Head(
+            url: url ?? request.url ?? URL(string: "about:blank")!, statusCode: statusCode, headers: headers)
+        self.data = data
     }
 
     /// The HTTP status code.
-    public var statusCode: Int { response.statusCode }
+    public var statusCode: Int { head.statusCode }
 
     /// A response header's value; names compare case-insensitively.
     public func header(_ name: String) -> String? {
-        response.value(forHTTPHeaderField: name)
+        head.header(name)
     }
 
     /// Decodes the body as JSON into `type`.
@@ -104,4 +105,44 @@ public struct Response: Sendable, CustomStringConvertible {
 struct BodyDecodingFailure: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
+}
+
+extension Response {
+    /// The response head: a ready `HTTPURLResponse`, or its parts and the response made from them once asked.
+    final class Head: Sendable {
+        let statusCode: Int
+        private let url: URL
+        private let fields: HeaderFields
+        private let made: Locked<HTTPURLResponse?>
+
+        init(_ response: HTTPURLResponse) {
+            statusCode = response.statusCode
+            url = response.url ?? URL(string: "about:blank")!
+            fields = HeaderFields()
+            made = .make(response)
+        }
+
+        init(url: URL, statusCode: Int, headers: HTTPHeaderDictionary) {
+            self.statusCode = statusCode
+            self.url = url
+            fields = HeaderFields(unsorted: headers)
+            made = .make(nil)
+        }
+
+        var response: HTTPURLResponse {
+            made.withLock { made in
+                if let made { return made }
+                let response = HTTPURLResponse(
+                    url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields.dictionary
+                )!
+                made = response
+                return response
+            }
+        }
+
+        func header(_ name: String) -> String? {
+            if let made = made.value { return made.value(forHTTPHeaderField: name) }
+            return fields.value(for: name)
+        }
+    }
 }

@@ -189,7 +189,9 @@ func temporaryCassette(_ name: String = #function) -> URL {
 
     @Test func theCassetteOnDiskIsAlwaysWholeWhileItIsBeingWritten() async throws {
         let file = temporaryCassette()
-        realm.use(try RecordingBackend(recording: StubBackend { _ in .init(data: Data(repeating: 65, count: 512)) }, to: file))
+        realm.use(
+            try RecordingBackend(
+                recording: StubBackend { _ in .init(data: Data(repeating: 65, count: 512)) }, to: file))
         _ = try await TestEndpoint(realm, "0").request()
         // The reader runs on a thread of its own, reading the file over and over while it is rewritten; a
         // file written in place would sooner or later be read half-written.
