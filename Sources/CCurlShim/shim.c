@@ -1,3 +1,6 @@
+#define _GNU_SOURCE
+#include <pthread.h>
+
 #include "CCurlShim.h"
 
 typedef int (*variadic_setopt)(void *, int, ...);
@@ -21,4 +24,12 @@ int ccurl_easy_getinfo_long(void *getinfo, void *handle, int info, long *value) 
 
 int ccurl_multi_setopt_long(void *setopt, void *multi, int option, long value) {
     return ((variadic_setopt)setopt)(multi, option, value);
+}
+
+int ccurl_name_this_thread(const char *name) {
+#if defined(__APPLE__)
+    return pthread_setname_np(name);
+#else
+    return pthread_setname_np(pthread_self(), name);
+#endif
 }

@@ -26,7 +26,7 @@ final class CurlLoop: @unchecked Sendable {
         self.multi = multi
         curl.setMulti(multi, LibCurl.Option.multiMaxHostConnections, maxConnectionsPerHost)
         let thread = Thread { [self] in run() }
-        thread.name = "SwiftyService.CurlBackend"
+        thread.name = Self.threadName
         thread.start()
     }
 
@@ -49,7 +49,11 @@ final class CurlLoop: @unchecked Sendable {
     /// The number of transfers in flight (for tests and leak checks).
     var activeCount: Int { lock.withLock { active.count + queuedStarts.count } }
 
+    /// The loop thread's name, as the system shows it (15 characters at most on Linux).
+    static let threadName = "SwiftyCurl"
+
     private func run() {
+        _ = ccurl_name_this_thread(Self.threadName)
         var running: Int32 = 0
         while true {
             let (starts, cancels, stop) = lock.withLock { () -> ([CurlTransfer], [CurlTransfer], Bool) in

@@ -27,5 +27,7 @@ int ccurl_easy_setopt_offset(void *setopt, void *handle, int option, int64_t val
 int ccurl_easy_getinfo_long(void *getinfo, void *handle, int info, long *value);
 /// `curl_multi_setopt(multi, option, (long)value)`
 int ccurl_multi_setopt_long(void *setopt, void *multi, int option, long value);
+/// Names the calling thread, as `ps` and /proc show it (15 characters at most on Linux).
+int ccurl_name_this_thread(const char *name);
 
 #endif

@@ -1,0 +1,89 @@
+import Foundation
+import SwiftyService
+import SwiftyServiceCurl
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The sockets this process holds to `port` on 127.0.0.1, read from /proc: descriptors whose socket
+/// inode /proc/net/tcp lists with that remote port.
+func openSockets(toPort port: Int) -> Int {
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    var inodes = Set<String>()
+    for descriptor in descriptors {
+        guard
+            let target = try? FileManager.default.destinationOfSymbolicLink(
+                atPath: "/proc/self/fd/\(descriptor)"),
+            target.hasPrefix("socket:[")
+        else { continue }
+        inodes.insert(String(target.dropFirst("socket:[".count).dropLast()))
+    }
+    let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+    let remote = String(format: ":%04X", port)
+    return table.split(separator: "\n").dropFirst().filter { line in
+        let fields = line.split(separator: " ")
+        return fields.count > 9 && fields[2].hasSuffix(remote) && inodes.contains(String(fields[9]))
+    }.count
+}
+
+/// Threads of this process whose name starts with `prefix` (Linux keeps 15 characters of it).
+func threads(named prefix: String) -> Int {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.filter { task in
+        let name = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
+        return name.hasPrefix(String(prefix.prefix(15)))
+    }.count
+}
+
+@Suite struct CurlLeakTests {
+    @Test func tenThousandRequestsWithRandomCancellationsLeaveNoHandlesThreadsOrSockets() async throws {
+        // An httpbin of the test's own, so that every socket to its port is this test's; /status/204 is
+        // its cheapest answer.
+        let server = try await OwnHTTPBin.start()
+        defer { Task { try? await server.stop() } }
+        let port = try #require(server.url.port)
+        let threadsBefore = threads(named: "SwiftyCurl")
+        var backend: CurlBackend? = try CurlBackend(maxConnectionsPerHost: 8)
+        let realm = uniqueRealm().setBaseURL(server.url).use(backend!)
+        let outcomes = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for worker in 0..<16 {
+                group.addTask {
+                    var (answered, cancelled) = (0, 0)
+                    for index in 0..<625 {
+                        let request = Task { try await TestEndpoint(realm, "status/204").request() }
+                        if (worker + index).isMultiple(of: 7) {
+                            try await Task.sleep(nanoseconds: UInt64.random(in: 0...2_000_000))
+                            request.cancel()
+                        }
+                        switch await request.result {
+                        case .success: answered += 1
+                        case let .failure(error) where (error as? ServiceError)?.kind == .cancelled:
+                            cancelled += 1
+                        case let .failure(error): throw error
+                        }
+                    }
+                    return (answered, cancelled)
+                }
+            }
+            return try await group.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
+        }
+        #expect(outcomes.0 + outcomes.1 == 10_000)
+        #expect(outcomes.1 > 0, "some requests were cancelled in flight")
+        #expect(backend?.transfersInFlight == 0)
+        #expect(openSockets(toPort: port) <= 8, "connections are reused, at most 8 per host")
+        #expect(threads(named: "SwiftyCurl") == threadsBefore + 1)
+
+        realm.use(.stub)
+        backend = nil
+        let deadline = Date().addingTimeInterval(5)
+        while (openSockets(toPort: port) > 0 || threads(named: "SwiftyCurl") > threadsBefore)
+            && Date() < deadline
+        {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        #expect(openSockets(toPort: port) == 0, "the backend's connections closed with it")
+        #expect(threads(named: "SwiftyCurl") == threadsBefore, "its thread ended")
+    }
+}
