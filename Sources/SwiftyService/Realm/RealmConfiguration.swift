@@ -10,28 +10,108 @@ import FoundationNetworking
 /// Its configuration methods carry the realm's names. A configuration created with `init()` is empty:
 /// every setting falls through to the layer below (the realm, then the defaults).
 public struct RealmConfiguration: Sendable {
+    /// Every setting in one allocation, shared by copies until one of them changes: a request's snapshot
+    /// of its realm costs one retain, however many settings there are.
+    private final class Storage: @unchecked Sendable {
+        var baseURL: URL? = nil
+        var base: BaseURL? = nil
+        var headers: HeaderFields = HeaderFields()
+        var crudHeaders: [CRUDMethod: HeaderFields] = [:]
+        var globalCachePolicy: URLRequest.CachePolicy? = nil
+        var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] = [:]
+        var crudMapOverrides: CRUDMap = [:]
+        var timeoutOverride: TimeInterval? = nil
+        var backendOverride: (any NetworkBackend)? = nil
+        var callbackQueue: DispatchQueue? = nil
+        var redaction: Redaction = Redaction.default
+        var middleware: [any Middleware] = []
+        var validStatusCodes: StatusCodes? = nil
+        var errorBody: ErrorBody? = nil
+        var coalescer: Coalescer? = nil
+        var cache: HTTPCache? = nil
+
+        init() {}
+
+        init(copying other: Storage) {
+            baseURL = other.baseURL
+            base = other.base
+            headers = other.headers
+            crudHeaders = other.crudHeaders
+            globalCachePolicy = other.globalCachePolicy
+            crudCachePolicies = other.crudCachePolicies
+            crudMapOverrides = other.crudMapOverrides
+            timeoutOverride = other.timeoutOverride
+            backendOverride = other.backendOverride
+            callbackQueue = other.callbackQueue
+            redaction = other.redaction
+            middleware = other.middleware
+            validStatusCodes = other.validStatusCodes
+            errorBody = other.errorBody
+            coalescer = other.coalescer
+            cache = other.cache
+        }
+    }
+
+    private var storage = Storage()
+
+    /// The storage, made unique first, for a change.
+    private mutating func writable() -> Storage {
+        if !isKnownUniquelyReferenced(&storage) { storage = Storage(copying: storage) }
+        return storage
+    }
+
     /// The base URL requests are built on, if one is set.
-    public private(set) var baseURL: URL?
-    var base: BaseURL?
-    var headers = HeaderFields()
-    var crudHeaders: [CRUDMethod: HeaderFields] = [:]
-    var globalCachePolicy: URLRequest.CachePolicy?
-    var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] = [:]
-    var crudMapOverrides: CRUDMap = [:]
-    var timeoutOverride: TimeInterval?
-    var backendOverride: (any NetworkBackend)?
+    public var baseURL: URL? { storage.baseURL }
+    var base: BaseURL? {
+        get { storage.base }
+        set { writable().base = newValue }
+    }
+    var headers: HeaderFields {
+        get { storage.headers }
+        set { writable().headers = newValue }
+    }
+    var crudHeaders: [CRUDMethod: HeaderFields] {
+        get { storage.crudHeaders }
+        set { writable().crudHeaders = newValue }
+    }
+    var globalCachePolicy: URLRequest.CachePolicy? {
+        get { storage.globalCachePolicy }
+        set { writable().globalCachePolicy = newValue }
+    }
+    var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] {
+        get { storage.crudCachePolicies }
+        set { writable().crudCachePolicies = newValue }
+    }
+    var crudMapOverrides: CRUDMap {
+        get { storage.crudMapOverrides }
+        set { writable().crudMapOverrides = newValue }
+    }
+    var timeoutOverride: TimeInterval? {
+        get { storage.timeoutOverride }
+        set { writable().timeoutOverride = newValue }
+    }
+    var backendOverride: (any NetworkBackend)? {
+        get { storage.backendOverride }
+        set { writable().backendOverride = newValue }
+    }
     /// The queue completion closures run on; `nil` runs them wherever the backend answers.
-    public private(set) var callbackQueue: DispatchQueue?
+    public var callbackQueue: DispatchQueue? { storage.callbackQueue }
     /// What logs and recordings must never show: the always-secret headers and those declared here.
-    public private(set) var redaction = Redaction.default
+    public var redaction: Redaction { storage.redaction }
     /// The middleware requests pass through, outermost first.
-    public private(set) var middleware: [any Middleware] = []
+    public var middleware: [any Middleware] { storage.middleware }
     /// The statuses that count as success for endpoints that do not say; `nil` is 200–299.
-    public private(set) var validStatusCodes: StatusCodes?
-    var errorBody: ErrorBody?
-    var coalescer: Coalescer?
+    public var validStatusCodes: StatusCodes? { storage.validStatusCodes }
+    var errorBody: ErrorBody? {
+        get { storage.errorBody }
+        set { writable().errorBody = newValue }
+    }
+    var coalescer: Coalescer? {
+        get { storage.coalescer }
+        set { writable().coalescer = newValue }
+    }
     /// The HTTP cache the realm's GET and HEAD requests go through, if any.
-    public private(set) var cache: HTTPCache?
+    public var cache: HTTPCache? { storage.cache }
 
     /// The timeout when none is set: URLSession's own default.
     public static let defaultTimeout: TimeInterval = 60
@@ -66,7 +146,7 @@ public struct RealmConfiguration: Sendable {
 
     /// Sets the base URL that endpoint paths are appended to.
     public mutating func setBaseURL(_ url: URL) {
-        baseURL = url
+        writable().baseURL = url
         base = BaseURL(url)
     }
 
@@ -82,17 +162,17 @@ public struct RealmConfiguration: Sendable {
 
     /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
     public mutating func setCallbackQueue(_ queue: DispatchQueue?) {
-        callbackQueue = queue
+        writable().callbackQueue = queue
     }
 
     /// Adds a middleware after (inside) the ones already added.
     public mutating func addMiddleware(_ middleware: some Middleware) {
-        self.middleware.append(middleware)
+        writable().middleware.append(middleware)
     }
 
     /// Sets the statuses that count as success for endpoints that do not declare their own.
     public mutating func setValidStatusCodes(_ codes: StatusCodes) {
-        validStatusCodes = codes
+        writable().validStatusCodes = codes
     }
 
     /// Decodes the bodies of unacceptable statuses into ``ServiceError/unacceptableStatusCode(_:errorBody:)``.
@@ -103,7 +183,7 @@ public struct RealmConfiguration: Sendable {
     /// Sends GET and HEAD requests through `cache`, which then carries out their cache policies; `nil`
     /// turns caching off.
     public mutating func useCache(_ cache: HTTPCache?) {
-        self.cache = cache
+        writable().cache = cache
     }
 
     /// Lets identical GETs in flight at once (same URL and headers) share one request; each caller still
@@ -114,7 +194,7 @@ public struct RealmConfiguration: Sendable {
 
     /// Declares headers and query keys whose values logs and recordings must never show.
     public mutating func declareSecrets(headers: [String] = [], queryKeys: [String] = []) {
-        redaction = redaction.union(Redaction(headers: headers, queryKeys: queryKeys))
+        writable().redaction = redaction.union(Redaction(headers: headers, queryKeys: queryKeys))
     }
 
     /// Adds a header to every request; a header of the same name (in any case) is replaced.
