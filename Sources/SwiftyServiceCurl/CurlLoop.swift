@@ -155,9 +155,6 @@ final class CurlLoop: @unchecked Sendable {
                 curl.set(handle, O.timeoutMS, Int(timeout * 1000))
             }
         }
-        if transfer.request.wantsProgress {
-            curl.set(handle, O.noProgress, 0)
-        }
     }
 
     /// A hop ended: a redirect to follow, the response, or the failure.

@@ -163,23 +163,16 @@ struct LibCurl: @unchecked Sendable {
         static let httpHeader: Int32 = 10_023
         static let headerData: Int32 = 10_029
         static let customRequest: Int32 = 10_036
-        static let noProgress: Int32 = 43
         static let noBody: Int32 = 44
-        static let upload: Int32 = 46
         static let post: Int32 = 47
         static let followLocation: Int32 = 52
-        static let xferInfoData: Int32 = 10_057
         static let headerFunction: Int32 = 20_079
-        static let httpGet: Int32 = 80
         static let httpVersion: Int32 = 84
         static let noSignal: Int32 = 99
         static let acceptEncoding: Int32 = 10_102
-        static let privateData: Int32 = 10_103
-        static let inFileSizeLarge: Int32 = 30_115
         static let postFieldSizeLarge: Int32 = 30_120
         static let timeoutMS: Int32 = 155
         static let connectTimeoutMS: Int32 = 156
-        static let xferInfoFunction: Int32 = 20_219
         static let httpVersion2TLS = 4
         static let multiMaxHostConnections: Int32 = 7
     }

@@ -18,7 +18,7 @@ public enum RedirectPolicy: Sendable {
     public static let `default` = RedirectPolicy.follow(max: 10)
 }
 
-/// Redirect decisions, for backends that follow redirects themselves (``CurlBackend``, an adapter for a
+/// Redirect decisions, for backends that follow redirects themselves (`CurlBackend`, an adapter for a
 /// library that can be told not to follow): the same rules as ``URLSessionBackend``.
 extension RedirectPolicy {
     /// What to do after a redirect.

@@ -21,24 +21,6 @@ struct Around: Middleware {
     }
 }
 
-/// A thread-safe list, for recording the order things happen in.
-final class Trail: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [String] = []
-
-    func add(_ item: String) {
-        lock.lock()
-        items.append(item)
-        lock.unlock()
-    }
-
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
-    }
-}
-
 /// An endpoint with middleware of its own.
 struct EndpointWithMiddleware: SwiftyServiceProtocol {
     let realm: ServiceRealm

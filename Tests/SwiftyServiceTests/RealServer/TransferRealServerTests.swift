@@ -161,21 +161,3 @@ import FoundationNetworking
         #expect(steps.all.contains { $0.completed > 0 }, "the download had started")
     }
 }
-
-/// A thread-safe list of progress reports.
-final class ProgressLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [TransferProgress] = []
-
-    func add(_ item: TransferProgress) {
-        lock.lock()
-        items.append(item)
-        lock.unlock()
-    }
-
-    var all: [TransferProgress] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
-    }
-}

@@ -221,3 +221,26 @@ func patternData(count: Int, step: UInt8 = 31) -> Data {
     }
     return Data(bytes)
 }
+
+/// A thread-safe list, for recording what happened and in which order.
+final class Collected<Element: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Element] = []
+
+    func add(_ item: Element) {
+        lock.lock()
+        items.append(item)
+        lock.unlock()
+    }
+
+    var all: [Element] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
+}
+
+/// Lines of text, in order.
+typealias Trail = Collected<String>
+/// Progress reports, in order.
+typealias ProgressLog = Collected<TransferProgress>
