@@ -208,8 +208,9 @@ enum RequestBuilder {
     )
         -> [any Middleware]
     {
-        let coalescer = override?.coalescer ?? realm.coalescer
-        let cache = override?.cache ?? realm.cache
+        // Downloads go to a file of their own, so they are neither cached in memory nor shared with others.
+        let coalescer = draft.download == nil ? override?.coalescer ?? realm.coalescer : nil
+        let cache = draft.download == nil ? override?.cache ?? realm.cache : nil
         guard
             !draft.middleware.isEmpty || !(override?.middleware.isEmpty ?? true) || coalescer != nil
                 || cache != nil
