@@ -12,8 +12,8 @@ import FoundationNetworking
 /// A backend does not validate statuses or decode bodies; SwiftyService does that after it answers.
 ///
 /// Rules: call `completion` exactly once, from any thread; report failures as thrown errors (`URLError`s
-/// are mapped to ``ServiceError`` cases: `.timedOut` → ``ServiceError/timedOut(_:)``, `.cancelled` →
-/// ``ServiceError/cancelled(_:)``, anything else → ``ServiceError/transport(_:underlying:)``); honour
+/// are mapped to ``ServiceError`` cases: `.timedOut` → ``ServiceError/timedOut(_:attempts:)``, `.cancelled` →
+/// ``ServiceError/cancelled(_:attempts:)``, anything else → ``ServiceError/transport(_:underlying:attempts:)``); honour
 /// `urlRequest.timeoutInterval`; return a ``BackendTask`` whose `cancel()` stops the transfer.
 /// For a library with an `async` API, conform to ``AsyncNetworkBackend`` instead.
 public protocol NetworkBackend: Sendable {

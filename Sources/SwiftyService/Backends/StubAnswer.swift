@@ -46,10 +46,10 @@ extension StubBackend {
             return answer
         }
 
-        /// The request times out (``ServiceError/timedOut(_:)``).
+        /// The request times out (``ServiceError/timedOut(_:attempts:)``).
         public static let timeout = failure(URLError(.timedOut))
 
-        /// The connection is refused (``ServiceError/transport(_:underlying:)``).
+        /// The connection is refused (``ServiceError/transport(_:underlying:attempts:)``).
         public static let connectionRefused = failure(URLError(.cannotConnectToHost))
 
         /// The same answer, given after `seconds`.

@@ -20,7 +20,7 @@ import FoundationNetworking
 /// ```
 /// The newest matching rule answers. A rule with several answers gives them in turn and then repeats
 /// the last (first 503, then 200 from then on). A delay longer than the request's timeout ends in
-/// ``ServiceError/timedOut(_:)`` at the timeout, as a slow server would.
+/// ``ServiceError/timedOut(_:attempts:)`` at the timeout, as a slow server would.
 public final class StubBackend: NetworkBackend {
     /// When a stub answers.
     public enum Timing: Sendable, Hashable {
@@ -34,7 +34,7 @@ public final class StubBackend: NetworkBackend {
     public enum Unmatched: Sendable {
         /// `200` with the endpoint's sample data.
         case sampleData
-        /// A failure, ``ServiceError/transport(_:underlying:)`` with ``UnmatchedRequest``, naming it.
+        /// A failure, ``ServiceError/transport(_:underlying:attempts:)`` with ``UnmatchedRequest``, naming it.
         case fail
     }
 
@@ -63,7 +63,10 @@ public final class StubBackend: NetworkBackend {
     private let state = Locked.make(State())
 
     /// A stub that answers unmatched requests per `unmatched` (by default 200 with the sample data).
-    /// - Parameter logLimit: how many of the latest requests ``received`` keeps.
+    /// - Parameters:
+    ///   - timing: when answers arrive, unless an answer has a delay of its own.
+    ///   - unmatched: what a request no rule matches gets.
+    ///   - logLimit: how many of the latest requests ``received`` keeps.
     public init(_ timing: Timing = .immediate, unmatched: Unmatched = .sampleData, logLimit: Int = 1_000) {
         self.timing = timing
         self.logLimit = logLimit

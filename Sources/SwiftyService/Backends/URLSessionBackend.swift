@@ -33,7 +33,9 @@ public final class URLSessionBackend: NetworkBackend {
     ///
     /// The default configuration keeps at most 4 connections per host: above that, libcurl (under
     /// URLSession on Linux) opens and closes a new connection for most requests instead of reusing them.
-    /// - Parameter redirects: which redirects to follow; by default at most 10.
+    /// - Parameters:
+    ///   - configuration: the session's configuration.
+    ///   - policy: which redirects to follow; by default at most 10.
     public init(
         configuration: URLSessionConfiguration = URLSessionBackend.defaultConfiguration(),
         redirects policy: RedirectPolicy = .default

@@ -85,7 +85,7 @@ public final class ServicePromise: Sendable {
 
     /// The response; awaiting it again returns the same one.
     ///
-    /// Cancelling the awaiting task ends this wait with ``ServiceError/cancelled(_:)``; it cancels the
+    /// Cancelling the awaiting task ends this wait with ``ServiceError/cancelled(_:attempts:)``; it cancels the
     /// request too when nothing else (another wait or a `then`) is waiting for it.
     /// - Throws: ``ServiceError`` only.
     public var value: Response {
@@ -122,7 +122,7 @@ public final class ServicePromise: Sendable {
         state.value.outcome.map(ServiceResult.init(result:))
     }
 
-    /// Cancels the request; waiting closures and tasks get ``ServiceError/cancelled(_:)``.
+    /// Cancels the request; waiting closures and tasks get ``ServiceError/cancelled(_:attempts:)``.
     public func cancel() {
         handle.cancel()
     }

@@ -69,11 +69,14 @@ public final class TokenAuthentication: Middleware {
 
     /// A middleware that gets tokens from `refresh`, starting with `initial` if given.
     /// - Parameters:
+    ///   - initial: the token to start with, if one is known (saved from an earlier run, say).
     ///   - header: the header that carries the token (`Authorization`).
     ///   - scheme: written before the token (`Bearer`); `nil` for the bare token.
     ///   - leeway: how long before expiry a token is refreshed anyway.
     ///   - maxRefreshes: refreshes allowed within `window` seconds.
+    ///   - window: the span, in seconds, that `maxRefreshes` counts over.
     ///   - now: the current time; tests replace it.
+    ///   - refresh: gets a new token; called once for all requests waiting on it.
     public init(
         initial: AccessToken? = nil, header: String = "Authorization", scheme: String? = "Bearer",
         leeway: TimeInterval = 30, maxRefreshes: Int = 5, per window: TimeInterval = 30,

@@ -71,13 +71,13 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
     public enum Kind: String, Sendable, Hashable, CaseIterable {
         /// ``ServiceError/invalidRequest(_:method:url:)``
         case invalidRequest
-        /// ``ServiceError/transport(_:underlying:)``
+        /// ``ServiceError/transport(_:underlying:attempts:)``
         case transport
-        /// ``ServiceError/timedOut(_:)``
+        /// ``ServiceError/timedOut(_:attempts:)``
         case timedOut
-        /// ``ServiceError/cancelled(_:)``
+        /// ``ServiceError/cancelled(_:attempts:)``
         case cancelled
-        /// ``ServiceError/unacceptableStatusCode(_:)``
+        /// ``ServiceError/unacceptableStatusCode(_:errorBody:)``
         case unacceptableStatusCode
         /// ``ServiceError/decoding(_:underlying:)``
         case decoding

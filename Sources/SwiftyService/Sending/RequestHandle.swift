@@ -5,7 +5,7 @@ import FoundationNetworking
 #endif
 
 /// A request in flight. `cancel()` stops it; its completion then runs once, with
-/// ``ServiceError/cancelled(_:)``, unless the answer had already been delivered.
+/// ``ServiceError/cancelled(_:attempts:)``, unless the answer had already been delivered.
 public final class RequestHandle: Sendable {
     typealias Delivery = @Sendable (Result<Response, ServiceError>) -> Void
 
@@ -38,7 +38,7 @@ public final class RequestHandle: Sendable {
     /// Whether ``cancel()`` was called before the request finished.
     public var isCancelled: Bool { state.withLock { $0.isCancelled } }
 
-    /// Stops the request. Its completion runs at once with ``ServiceError/cancelled(_:)``, unless it ran
+    /// Stops the request. Its completion runs at once with ``ServiceError/cancelled(_:attempts:)``, unless it ran
     /// already; the backend is told to stop the transfer.
     public func cancel() {
         let (delivery, task) = state.withLock { state -> (Delivery?, BackendTask?) in
