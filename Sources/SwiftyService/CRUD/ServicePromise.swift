@@ -43,7 +43,7 @@ public struct ServiceResult: Sendable {
 /// awaiting ``value`` any number of times sends nothing more. Closures run on the realm's callback
 /// queue if it has one, otherwise where the backend answers (or at once, if it has answered already).
 public final class ServicePromise: Sendable {
-    private typealias Waiter = UnsafeContinuation<Response, any Error>
+    private typealias Waiter = CheckedContinuation<Response, any Error>
 
     private struct State {
         var outcome: Result<Response, ServiceError>?
@@ -96,7 +96,7 @@ public final class ServicePromise: Sendable {
                 return state.nextWaiter
             }
             return try await withTaskCancellationHandler {
-                try await withUnsafeThrowingContinuation { (waiter: Waiter) in
+                try await withCheckedThrowingContinuation { (waiter: Waiter) in
                     let outcome = state.withLock { state -> Result<Response, ServiceError>? in
                         if let outcome = state.outcome { return outcome }
                         if state.cancelledWaiters.remove(id) != nil { return .failure(cancellation) }

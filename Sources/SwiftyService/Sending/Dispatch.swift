@@ -42,7 +42,7 @@ extension PreparedRequest {
         guard middleware.isEmpty else { return try await outcomeThroughChain().get() }
         let handle = RequestHandle(request: urlRequest)
         return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { continuation in
+            try await withCheckedThrowingContinuation { continuation in
                 start(handle) { continuation.resume(with: $0) }
             }
         } onCancel: {
@@ -86,8 +86,8 @@ extension PreparedRequest {
         let handle = RequestHandle(request: request)
         let backend = backend
         var response = try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation {
-                (continuation: UnsafeContinuation<Response, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<Response, any Error>) in
                 guard
                     handle.begin(delivering: { result in
                         continuation.resume(with: result.mapError { $0.counting(attempt) })
