@@ -497,18 +497,22 @@ struct EndpointRealServerTests {
                 configuration.addHeader("X-Version", withValue: "0")
                 configuration.addHeader("X-Version-Copy", withValue: "0")
             }
-            let mutator = Task {
+            // The mutator is a thread of its own: a busy cooperative pool (sanitizers, a loaded machine) must not
+            // keep it from changing the realm while the requests are built.
+            let stop = Collected<Bool>()
+            let versions = Collected<Int>()
+            Thread.detachNewThread {
                 var version = 0
-                while !Task.isCancelled {
+                while stop.all.isEmpty {
                     version += 1
                     let value = String(version)
                     realm.configure { configuration in
                         configuration.addHeader("X-Version", withValue: value)
                         configuration.addHeader("X-Version-Copy", withValue: value)
                     }
-                    try? await Task.sleep(for: .milliseconds(1))
+                    Thread.sleep(forTimeInterval: 0.001)
                 }
-                return version
+                versions.add(version)
             }
             let endpoint = TestEndpoint(realm, "anything/concurrent", parameters: ["probe": true])
 
@@ -526,8 +530,9 @@ struct EndpointRealServerTests {
                 for try await pair in group { pairs.append(pair) }
                 return pairs
             }
-            mutator.cancel()
-            let changes = await mutator.value
+            stop.add(true)
+            while versions.all.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
+            let changes = versions.all[0]
 
             #expect(pairs.count == 500)
             let torn = pairs.filter { $0.0 == nil || $0.0 != $0.1 }

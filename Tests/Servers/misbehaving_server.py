@@ -1,0 +1,113 @@
+"""A server that breaks HTTP on purpose, one way per path, for the robustness tests.
+
+Run: python3 misbehaving_server.py PORT   (prints "ready" once listening)
+
+  /reset-before-headers   reads the request, then resets the connection
+  /reset-after-headers    sends a head (Content-Length: 1000) and 100 bytes, then resets
+  /short-body             declares Content-Length: 1000, sends 100 bytes, closes normally
+  /malformed-status       answers with a status line that is not HTTP
+  /trickle                declares 60 bytes and sends one per second
+  /huge                   declares a 1 GB body and sends zeros as fast as it can
+  /bad-chunked            sends a chunked body whose chunk size is not hexadecimal
+  /redirect-loop          redirects to itself forever
+  /invalid-json           200 with a JSON content type and a body that is not JSON
+  /bad-gzip               Content-Encoding: gzip over bytes that are not gzip
+"""
+import socket
+import socketserver
+import struct
+import sys
+import time
+
+
+def reset(connection):
+    # SO_LINGER with a zero timeout turns close() into a TCP reset.
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    connection.close()
+
+
+class Handler(socketserver.BaseRequestHandler):
+    def handle(self):
+        connection = self.request
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = connection.recv(65536)
+            if not chunk:
+                return
+            data += chunk
+        path = data.split(b" ", 2)[1].decode("latin-1").split("?")[0]
+        try:
+            getattr(self, "route_" + path.strip("/").replace("-", "_"), self.route_missing)(connection)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    @staticmethod
+    def head(status, headers):
+        # One request per connection: the client must not count on reusing it.
+        if not any(name.lower() == "connection" for name, _ in headers):
+            headers = headers + [("Connection", "close")]
+        lines = [f"HTTP/1.1 {status}"] + [f"{name}: {value}" for name, value in headers] + ["", ""]
+        return "\r\n".join(lines).encode("latin-1")
+
+    def route_missing(self, connection):
+        connection.sendall(self.head("404 Not Found", [("Content-Length", "0"), ("Connection", "close")]))
+
+    def route_reset_before_headers(self, connection):
+        reset(connection)
+
+    def route_reset_after_headers(self, connection):
+        connection.sendall(self.head("200 OK", [("Content-Length", "1000")]) + b"x" * 100)
+        time.sleep(0.1)
+        reset(connection)
+
+    def route_short_body(self, connection):
+        connection.sendall(self.head("200 OK", [("Content-Length", "1000"), ("Connection", "close")]) + b"x" * 100)
+        connection.shutdown(socket.SHUT_WR)
+
+    def route_malformed_status(self, connection):
+        connection.sendall(b"HTXP/9.9 two hundred\r\nContent-Length: 2\r\n\r\nok")
+        connection.shutdown(socket.SHUT_WR)
+
+    def route_trickle(self, connection):
+        connection.sendall(self.head("200 OK", [("Content-Length", "60"), ("Connection", "close")]))
+        for _ in range(60):
+            connection.sendall(b"x")
+            time.sleep(1)
+
+    def route_huge(self, connection):
+        connection.sendall(self.head("200 OK", [("Content-Length", str(1 << 30)), ("Connection", "close")]))
+        block = b"\0" * (1 << 20)
+        for _ in range(1 << 10):
+            connection.sendall(block)
+
+    def route_bad_chunked(self, connection):
+        connection.sendall(
+            self.head("200 OK", [("Transfer-Encoding", "chunked"), ("Connection", "close")])
+            + b"5\r\nhello\r\nzz\r\nnot a chunk\r\n0\r\n\r\n")
+        connection.shutdown(socket.SHUT_WR)
+
+    def route_redirect_loop(self, connection):
+        connection.sendall(self.head("302 Found", [("Location", "/redirect-loop"), ("Content-Length", "0")]))
+
+    def route_invalid_json(self, connection):
+        body = b'{"id": 1, "name": '
+        connection.sendall(
+            self.head("200 OK", [("Content-Type", "application/json"), ("Content-Length", str(len(body)))]) + body)
+
+    def route_bad_gzip(self, connection):
+        body = b"this is not gzip at all, not even close"
+        connection.sendall(
+            self.head("200 OK", [("Content-Encoding", "gzip"), ("Content-Length", str(len(body))),
+                                 ("Connection", "close")]) + body)
+        connection.shutdown(socket.SHUT_WR)
+
+
+class Server(socketserver.ThreadingTCPServer):
+    allow_reuse_address = True
+    daemon_threads = True
+
+
+if __name__ == "__main__":
+    with Server(("127.0.0.1", int(sys.argv[1])), Handler) as server:
+        print("ready", flush=True)
+        server.serve_forever()
