@@ -39,6 +39,9 @@ public final class CurlBackend: NetworkBackend {
     /// Transfers under way or waiting to start.
     public var transfersInFlight: Int { loop.activeCount }
 
+    /// The name of the thread that drives this backend's transfers, as `ps -L`, `top -H` and debuggers show it.
+    public var threadName: String { loop.threadName }
+
     /// Streams file bodies and writes downloads to disk itself.
     public var supportsStreaming: Bool { true }
 

@@ -25,8 +25,9 @@ final class CurlLoop: @unchecked Sendable {
         self.curl = curl
         self.multi = multi
         curl.setMulti(multi, LibCurl.Option.multiMaxHostConnections, maxConnectionsPerHost)
+        threadName = Self.nextThreadName()
         let thread = Thread { [self] in run() }
-        thread.name = Self.threadName
+        thread.name = threadName
         thread.start()
     }
 
@@ -49,11 +50,22 @@ final class CurlLoop: @unchecked Sendable {
     /// The number of transfers in flight (for tests and leak checks).
     var activeCount: Int { lock.withLock { active.count + queuedStarts.count } }
 
-    /// The loop thread's name, as the system shows it (15 characters at most on Linux).
-    static let threadName = "SwiftyCurl"
+    /// The loop thread's name, unique to this loop, as the system shows it (Linux keeps 15 characters).
+    let threadName: String
+
+    private static let namingLock = NSLock()
+    nonisolated(unsafe) private static var loopsStarted = 0
+
+    private static func nextThreadName() -> String {
+        let number = namingLock.withLock {
+            loopsStarted += 1
+            return loopsStarted
+        }
+        return "SwiftyCurl-\(number % 10_000)"
+    }
 
     private func run() {
-        _ = ccurl_name_this_thread(Self.threadName)
+        _ = ccurl_name_this_thread(threadName)
         var running: Int32 = 0
         while true {
             let (starts, cancels, stop) = lock.withLock { () -> ([CurlTransfer], [CurlTransfer], Bool) in
@@ -162,6 +174,7 @@ final class CurlLoop: @unchecked Sendable {
         guard let handle = transfer.handle else { return }
         let status = curl.responseCode(handle)
         release(transfer)
+        if let limit = transfer.tooLarge { return transfer.finish(.failure(ResponseTooLarge(limit: limit))) }
         guard code == 0 else {
             transfer.finish(.failure(Self.urlError(code, description: curl.describe(code))))
             return

@@ -111,7 +111,16 @@ final class CurlTransfer: @unchecked Sendable {
             }
     }
 
+    /// Set when the body went past the request's size limit and the transfer was stopped for it.
+    private(set) var tooLarge: Int?
+
     func write(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        if let limit = request.maxResponseSize, output == nil,
+            received + Int64(chunk.count) > Int64(limit) || (expectedLength ?? 0) > Int64(limit)
+        {
+            tooLarge = limit
+            return false
+        }
         if let output {
             do { try output.write(contentsOf: chunk) } catch { return false }
         } else {

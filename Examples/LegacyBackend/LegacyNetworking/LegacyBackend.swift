@@ -9,11 +9,13 @@ import FoundationNetworking
 ///
 /// It hands redirects back to the toolkit (the library's redirection block always stops) and follows them
 /// itself with ``RedirectPolicy``'s rules, so secrets are dropped across origins and 307/308 keep their
-/// body exactly as with the other backends; a credential challenge is answered with its 401.
+/// body exactly as with the other backends; a credential challenge is answered with its 401. The library's
+/// data block stops a body that goes past the realm's size limit while it arrives.
 public final class LegacyBackend: NetworkBackend {
     private let client: LegacyHTTPClient
     private let policy: RedirectPolicy
     private let challenged = ChallengedTasks()
+    private let limits = SizeLimits()
 
     /// A backend that sends through `client`, taking over its redirection and challenge blocks.
     public init(client: LegacyHTTPClient = .shared, redirects policy: RedirectPolicy = .default) {
@@ -23,6 +25,13 @@ public final class LegacyBackend: NetworkBackend {
         client.setTaskDidReceiveAuthenticationChallengeBlock { [challenged] task, challenge in
             challenged.record(task.taskIdentifier, challenge.failureResponse as? HTTPURLResponse)
             return (.cancelAuthenticationChallenge, nil)
+        }
+        client.setDataTaskDidReceiveResponseBlock { [limits] task, response in
+            limits.isExceeded(task.taskIdentifier, adding: 0, declared: response.expectedContentLength)
+                ? .cancel : .allow
+        }
+        client.setDataTaskDidReceiveDataBlock { [limits] task, data in
+            if limits.isExceeded(task.taskIdentifier, adding: data.count) { task.cancel() }
         }
     }
 
@@ -40,6 +49,9 @@ public final class LegacyBackend: NetworkBackend {
         completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) {
         let task = client.dataTask(with: urlRequest) { [self] task, head, data, error in
+            if let limit = limits.end(task.taskIdentifier) {
+                return completion(.failure(ResponseTooLarge(limit: limit)))
+            }
             let challengeAnswer = challenged.take(task.taskIdentifier)
             if let challengeAnswer {
                 return completion(
@@ -63,7 +75,35 @@ public final class LegacyBackend: NetworkBackend {
             }
             completion(.success(Response(request: request.urlRequest, response: head, data: data)))
         }
+        if let limit = request.maxResponseSize { limits.watch(task.taskIdentifier, limit: limit) }
         current.set(task)
+        task.resume()
+    }
+}
+
+/// The size limits of the tasks under way, the bytes each has received, and which went past theirs.
+private final class SizeLimits: @unchecked Sendable {
+    private let lock = NSLock()
+    private var limits: [Int: (limit: Int, received: Int64, exceeded: Bool)] = [:]
+
+    func watch(_ task: Int, limit: Int) {
+        lock.withLock { limits[task] = (limit, 0, false) }
+    }
+
+    /// Counts `bytes` more for the task; whether its body has gone, or is declared to go, past its limit.
+    func isExceeded(_ task: Int, adding bytes: Int, declared: Int64 = -1) -> Bool {
+        lock.withLock {
+            guard var watched = limits[task] else { return false }
+            watched.received += Int64(bytes)
+            watched.exceeded = watched.exceeded || max(watched.received, declared) > Int64(watched.limit)
+            limits[task] = watched
+            return watched.exceeded
+        }
+    }
+
+    /// Stops watching the task; returns its limit if the task went past it.
+    func end(_ task: Int) -> Int? {
+        lock.withLock { limits.removeValue(forKey: task).flatMap { $0.exceeded ? $0.limit : nil } }
     }
 }
 

@@ -20,6 +20,11 @@ public final class LegacyHTTPClient: @unchecked Sendable {
     /// Decides whether and where a redirect goes, like AFNetworking's
     /// `setTaskWillPerformHTTPRedirectionBlock:`; `nil` from the block stops at the redirect.
     public typealias RedirectionBlock = @Sendable (URLSessionTask, HTTPURLResponse, URLRequest) -> URLRequest?
+    /// Decides whether a task goes on once its response head is in, like `setDataTaskDidReceiveResponseBlock:`.
+    public typealias ResponseBlock =
+        @Sendable (URLSessionDataTask, URLResponse) -> URLSession.ResponseDisposition
+    /// Sees each piece of a body as it arrives, like `setDataTaskDidReceiveDataBlock:`.
+    public typealias DataBlock = @Sendable (URLSessionDataTask, Data) -> Void
     /// Answers an authentication challenge, like `setTaskDidReceiveAuthenticationChallengeBlock:`.
     public typealias ChallengeBlock =
         @Sendable (URLSessionTask, URLAuthenticationChallenge) -> (
@@ -37,6 +42,16 @@ public final class LegacyHTTPClient: @unchecked Sendable {
     /// Sets (or clears) the block that decides redirects for every task of the client.
     public func setTaskWillPerformHTTPRedirectionBlock(_ block: RedirectionBlock?) {
         hooks.set(redirection: block)
+    }
+
+    /// Sets (or clears) the block that sees every response head, for every task of the client.
+    public func setDataTaskDidReceiveResponseBlock(_ block: ResponseBlock?) {
+        hooks.set(response: block)
+    }
+
+    /// Sets (or clears) the block that sees every piece of body received by every task of the client.
+    public func setDataTaskDidReceiveDataBlock(_ block: DataBlock?) {
+        hooks.set(data: block)
     }
 
     /// Sets (or clears) the block that answers authentication challenges for every task of the client.
@@ -69,26 +84,30 @@ public final class LegacyHTTPClient: @unchecked Sendable {
                     domain: "LegacyHTTPClient", code: -1, userInfo: [NSLocalizedDescriptionKey: "bad URL"]))
             return nil
         }
-        return dataTask(
+        let task = dataTask(
             with: URLRequest(url: url),
             completion: { task, _, data, error in
                 if let error { failure(task, error) } else { success(task, Self.parse(data)) }
             })
+        task.resume()
+        return task
     }
 
-    /// Sends a prepared request; the completion gets the HTTP response and raw bytes, or the error.
-    /// Like AFNetworking's `dataTaskWithRequest:completionHandler:`, statuses are not judged here.
+    /// A task that sends a prepared request once resumed; the completion gets the HTTP response and raw
+    /// bytes, or the error. Like AFNetworking's `dataTaskWithRequest:completionHandler:`, statuses are not
+    /// judged here, and the task waits for `resume()`.
     @discardableResult
     public func dataTask(
         with request: URLRequest,
         completion: @escaping @Sendable (LegacyDataTask, HTTPURLResponse?, Data, NSError?) -> Void
     ) -> LegacyDataTask {
         let task = LegacyDataTask()
-        let sessionTask = session.dataTask(with: request) { data, response, error in
-            completion(task, response as? HTTPURLResponse, data ?? Data(), error.map { $0 as NSError })
-        }
+        // A delegate task, as AFNetworking's are: the data block sees the body while it arrives.
+        let sessionTask = session.dataTask(with: request)
         task.attach(sessionTask)
-        sessionTask.resume()
+        hooks.track(sessionTask.taskIdentifier) { response, data, error in
+            completion(task, response as? HTTPURLResponse, data, error.map { $0 as NSError })
+        }
         return task
     }
 
@@ -115,6 +134,11 @@ public final class LegacyDataTask: @unchecked Sendable {
         return sessionTask?.taskIdentifier ?? -1
     }
 
+    /// Starts the request.
+    public func resume() {
+        lock.withLock { sessionTask }?.resume()
+    }
+
     /// Stops the request.
     public func cancel() {
         lock.lock()
@@ -124,11 +148,52 @@ public final class LegacyDataTask: @unchecked Sendable {
     }
 }
 
-/// The session delegate behind the client's blocks.
-private final class SessionHooks: NSObject, URLSessionTaskDelegate, @unchecked Sendable {
+/// The session delegate behind the client's blocks; it gathers each task's body until the task completes.
+private final class SessionHooks: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    typealias Completion = @Sendable (URLResponse?, Data, (any Error)?) -> Void
+
     private let lock = NSLock()
     private var redirection: LegacyHTTPClient.RedirectionBlock?
     private var challenge: LegacyHTTPClient.ChallengeBlock?
+    private var received: LegacyHTTPClient.DataBlock?
+    private var responded: LegacyHTTPClient.ResponseBlock?
+    private var tasks: [Int: (completion: Completion, body: Data)] = [:]
+
+    func track(_ task: Int, completion: @escaping Completion) {
+        lock.withLock { tasks[task] = (completion, Data()) }
+    }
+
+    func set(data block: LegacyHTTPClient.DataBlock?) {
+        lock.withLock { received = block }
+    }
+
+    func set(response block: LegacyHTTPClient.ResponseBlock?) {
+        lock.withLock { responded = block }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        let block = lock.withLock { responded }
+        let disposition = block?(dataTask, response) ?? .allow
+        // FoundationNetworking may not act on `.cancel`; cancelling the task is what every platform honours.
+        if disposition == .cancel { dataTask.cancel() }
+        completionHandler(disposition)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        let block = lock.withLock { () -> LegacyHTTPClient.DataBlock? in
+            tasks[dataTask.taskIdentifier]?.body.append(data)
+            return received
+        }
+        block?(dataTask, data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let tracked = lock.withLock({ tasks.removeValue(forKey: task.taskIdentifier) }) else { return }
+        tracked.completion(task.response, tracked.body, error)
+    }
 
     func set(redirection block: LegacyHTTPClient.RedirectionBlock?) {
         lock.withLock { redirection = block }

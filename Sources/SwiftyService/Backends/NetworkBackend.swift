@@ -87,6 +87,9 @@ public struct BackendRequest: Sendable {
     /// Where to write the response body instead of memory; the ``Response`` then has `fileURL` set to it
     /// and empty `data`. Only streaming backends see one.
     public internal(set) var downloadFile: URL?
+    /// The largest body the realm accepts in memory; a backend that can should stop the transfer and fail
+    /// with ``ResponseTooLarge`` once the body (or its declared length) goes past it.
+    public internal(set) var maxResponseSize: Int?
     var bodySource: BodyFile?
     var download: DownloadDestination?
     var progress: ProgressThrottle?

@@ -16,6 +16,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         case resend(URLRequest, redirects: Int)
         /// The server challenged for credentials: its 401 is the answer.
         case challenged(HTTPURLResponse)
+        /// The body went past the request's size limit, and the task was stopped.
+        case tooLarge(Int)
     }
 
     /// What a streaming task received: bytes in memory, a file on disk, or nothing.
@@ -96,6 +98,31 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         tracked.withLock { $0[task.taskIdentifier]?.streaming?.request }
     }
 
+    /// Stops a task whose in-memory body has gone (or will go) past its request's limit.
+    private func enforceLimit(
+        _ task: URLSessionTask, _ request: BackendRequest, received: Int64, expected: Int64
+    ) -> Bool {
+        guard let limit = request.maxResponseSize, request.downloadFile == nil,
+            received > Int64(limit) || expected > Int64(limit)
+        else { return false }
+        tracked.withLock { $0[task.taskIdentifier]?.ending = .tooLarge(limit) }
+        task.cancel()
+        return true
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        // A declared length past the limit ends the task before any of the body is read.
+        if let request = streaming(dataTask),
+            enforceLimit(dataTask, request, received: 0, expected: response.expectedContentLength)
+        {
+            return completionHandler(.cancel)
+        }
+        completionHandler(.allow)
+    }
+
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         let progress = tracked.withLock { table -> (BackendRequest, Int64)? in
             guard table[dataTask.taskIdentifier]?.streaming != nil else { return nil }
@@ -105,6 +132,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         }
         guard let (request, received) = progress else { return }
         let expected = dataTask.response?.expectedContentLength ?? -1
+        if enforceLimit(dataTask, request, received: received, expected: expected) { return }
         request.reportProgress(
             TransferProgress(
                 direction: .download, completed: received, expected: expected >= 0 ? expected : nil))
@@ -124,7 +152,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
         totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
     ) {
-        streaming(downloadTask)?.reportProgress(
+        guard let request = streaming(downloadTask) else { return }
+        if enforceLimit(
+            downloadTask, request, received: totalBytesWritten, expected: totalBytesExpectedToWrite)
+        {
+            return
+        }
+        request.reportProgress(
             TransferProgress(
                 direction: .download, completed: totalBytesWritten,
                 expected: totalBytesExpectedToWrite > 0 ? totalBytesExpectedToWrite : nil))

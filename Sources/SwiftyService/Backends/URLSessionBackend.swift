@@ -94,10 +94,17 @@ public final class URLSessionBackend: NetworkBackend {
         if delegate != nil, sent.timeoutInterval > 0, sent.timeoutInterval < 1 { sent.timeoutInterval = 1 }
         let request = transfer.request
         let task: URLSessionTask
-        if let delegate, request.bodyFile != nil || request.downloadFile != nil || request.wantsProgress {
-            task =
-                request.bodyFile.map { session.uploadTask(with: sent, fromFile: $0) }
-                ?? session.downloadTask(with: sent)
+        if let delegate,
+            request.bodyFile != nil || request.downloadFile != nil || request.wantsProgress
+                || request.maxResponseSize != nil
+        {
+            if let file = request.bodyFile {
+                task = session.uploadTask(with: sent, fromFile: file)
+            } else if request.downloadFile != nil {
+                task = session.downloadTask(with: sent)
+            } else {
+                task = session.dataTask(with: sent)
+            }
             delegate.stream(task, for: request) { [self] task, error, body in
                 conclude(transfer, delegate.finish(task), error: error, head: task.response, body: body)
             }
@@ -127,6 +134,9 @@ public final class URLSessionBackend: NetworkBackend {
         case let .challenged(head):
             body.discard()
             transfer.finish(.success(Response(request: request, response: head, data: Data())))
+        case let .tooLarge(limit):
+            body.discard()
+            transfer.finish(.failure(ResponseTooLarge(limit: limit)))
         default:
             if let error {
                 body.discard()

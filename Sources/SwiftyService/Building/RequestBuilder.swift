@@ -43,6 +43,8 @@ struct PreparedRequest: Sendable {
     /// Realm's, endpoint's and override's middleware, outermost first; empty on the fast path.
     let middleware: [any Middleware]
     let errorBody: ErrorBody?
+    /// The deadline for the whole request, if the realm sets one.
+    let resourceTimeout: TimeInterval?
 
     var urlRequest: URLRequest { backendRequest.urlRequest }
 }
@@ -187,7 +189,7 @@ enum RequestBuilder {
         if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
         request.httpBody = body
 
-        return PreparedRequest(
+        var prepared = PreparedRequest(
             backendRequest: BackendRequest(
                 urlRequest: request, endpoint: draft.endpoint, crudMethod: draft.verb.crudMethod,
                 sampleData: draft.sampleData,
@@ -199,8 +201,11 @@ enum RequestBuilder {
                 ?? (draft.validStatusCodes.isInherited
                     ? realm.validStatusCodes ?? .successful : draft.validStatusCodes),
             middleware: middleware(realm: realm, draft: draft, override: override),
-            errorBody: override?.errorBody ?? draft.errorBody ?? realm.errorBody
+            errorBody: override?.errorBody ?? draft.errorBody ?? realm.errorBody,
+            resourceTimeout: override?.resourceTimeout ?? realm.resourceTimeout
         )
+        prepared.backendRequest.maxResponseSize = override?.maxResponseSize ?? realm.maxResponseSize
+        return prepared
     }
 
     private static func middleware(

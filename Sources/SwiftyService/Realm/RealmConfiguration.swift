@@ -21,6 +21,8 @@ public struct RealmConfiguration: Sendable {
         var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] = [:]
         var crudMapOverrides: CRUDMap = [:]
         var timeoutOverride: TimeInterval? = nil
+        var resourceTimeout: TimeInterval? = nil
+        var maxResponseSize: Int? = nil
         var backendOverride: (any NetworkBackend)? = nil
         var callbackQueue: DispatchQueue? = nil
         var redaction: Redaction = Redaction.default
@@ -41,6 +43,8 @@ public struct RealmConfiguration: Sendable {
             crudCachePolicies = other.crudCachePolicies
             crudMapOverrides = other.crudMapOverrides
             timeoutOverride = other.timeoutOverride
+            resourceTimeout = other.resourceTimeout
+            maxResponseSize = other.maxResponseSize
             backendOverride = other.backendOverride
             callbackQueue = other.callbackQueue
             redaction = other.redaction
@@ -94,6 +98,12 @@ public struct RealmConfiguration: Sendable {
         get { storage.backendOverride }
         set { writable().backendOverride = newValue }
     }
+    /// The longest a request may take in all, from sending to the last byte, retries included; `nil`
+    /// (the default) sets no limit beyond ``timeout``, which only bounds silences.
+    public var resourceTimeout: TimeInterval? { storage.resourceTimeout }
+    /// The largest response body kept in memory, in bytes; `nil` (the default) sets no limit.
+    public var maxResponseSize: Int? { storage.maxResponseSize }
+
     /// The queue completion closures run on; `nil` runs them wherever the backend answers.
     public var callbackQueue: DispatchQueue? { storage.callbackQueue }
     /// What logs and recordings must never show: the always-secret headers and those declared here.
@@ -153,6 +163,19 @@ public struct RealmConfiguration: Sendable {
     /// Sets the request timeout in seconds.
     public mutating func setTimeout(_ timeout: TimeInterval) {
         timeoutOverride = timeout
+    }
+
+    /// Bounds the whole of each request (a server that trickles a byte a second never trips ``timeout``).
+    public mutating func setResourceTimeout(_ timeout: TimeInterval?) {
+        writable().resourceTimeout = timeout
+    }
+
+    /// Refuses in-memory response bodies larger than `bytes` with ``ResponseTooLarge``.
+    ///
+    /// `CurlBackend` stops reading at once; URLSession on Linux reads ahead of its delegate, so a fast
+    /// server's body may be in memory before the request fails.
+    public mutating func setMaxResponseSize(_ bytes: Int?) {
+        writable().maxResponseSize = bytes
     }
 
     /// Sends requests through `backend`.

@@ -94,6 +94,19 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
         configure { $0.setTimeout(timeout) }
     }
 
+    /// Bounds the whole of each request, retries included: `.timedOut` once `timeout` seconds have passed,
+    /// however the server trickles. None by default.
+    @discardableResult
+    public func setResourceTimeout(_ timeout: TimeInterval?) -> ServiceRealm {
+        configure { $0.setResourceTimeout(timeout) }
+    }
+
+    /// Refuses response bodies larger than `bytes` with ``ResponseTooLarge``. None by default.
+    @discardableResult
+    public func setMaxResponseSize(_ bytes: Int?) -> ServiceRealm {
+        configure { $0.setMaxResponseSize(bytes) }
+    }
+
     /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
     @discardableResult
     public func setCallbackQueue(_ queue: DispatchQueue?) -> ServiceRealm {

@@ -233,3 +233,17 @@ extension ServiceError {
         self = .transport(request, underlying: error, attempts: attempts)
     }
 }
+
+/// A response body over the realm's ``RealmConfiguration/maxResponseSize``; arrives as
+/// ``ServiceError/transport(_:underlying:attempts:)``.
+public struct ResponseTooLarge: Error, CustomStringConvertible {
+    /// The limit, in bytes.
+    public let limit: Int
+    /// `the response body is larger than the 8388608-byte limit`
+    public var description: String { "the response body is larger than the \(limit)-byte limit" }
+
+    /// The failure for a body over `limit` bytes.
+    public init(limit: Int) {
+        self.limit = limit
+    }
+}

@@ -20,6 +20,7 @@ extension PreparedRequest {
     /// no hop), through the chain in a task otherwise.
     func start(_ handle: RequestHandle, delivering delivery: @escaping RequestHandle.Delivery) {
         guard handle.begin(delivering: delivery) else { return }
+        if let resourceTimeout { handle.expire(after: resourceTimeout) }
         guard middleware.isEmpty else {
             let task = Task { handle.finish(await outcomeThroughChain()) }
             handle.attach(BackendTask { task.cancel() })
@@ -39,7 +40,7 @@ extension PreparedRequest {
     /// Sends the request and waits for the answer; cancelling the task cancels the request.
     /// The realm's callback queue plays no part: the caller's task resumes on its own executor.
     func response() async throws -> Response {
-        guard middleware.isEmpty else { return try await outcomeThroughChain().get() }
+        // Through a handle even with middleware: its cancellation and resource timeout end the wait at once.
         let handle = RequestHandle(request: urlRequest)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
@@ -113,6 +114,12 @@ extension PreparedRequest {
             discardDownload()
             return Self.outcome(
                 of: result, request: urlRequest, validStatusCodes: validStatusCodes, errorBody: errorBody)
+        }
+        if let limit = backendRequest.maxResponseSize, response.data.count > limit {
+            // The backend could not stop it earlier; at least it goes no further.
+            return .failure(
+                .transport(
+                    urlRequest, underlying: ResponseTooLarge(limit: limit), attempts: response.attempts))
         }
         let accepted = validStatusCodes.contains(response.statusCode)
         if let download = backendRequest.download, let staging = backendRequest.downloadFile {

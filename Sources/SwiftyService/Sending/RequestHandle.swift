@@ -48,8 +48,28 @@ public final class RequestHandle: Sendable {
             defer { state.delivery = nil; state.task = nil }
             return (state.delivery, state.task)
         }
-        task?.cancel()
         if let delivery, let request { delivery(.failure(.cancelled(request))) }
+        task?.cancel()
+    }
+
+    /// Ends the request with ``ServiceError/timedOut(_:attempts:)`` after `seconds`, unless it has ended by
+    /// then: the realm's resource timeout, for every backend alike.
+    func expire(after seconds: TimeInterval) {
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
+            let (delivery, task) = state.withLock { state -> (Delivery?, BackendTask?) in
+                guard !state.isFinished else { return (nil, nil) }
+                state.isFinished = true
+                defer {
+                    state.delivery = nil
+                    state.task = nil
+                }
+                return (state.delivery, state.task)
+            }
+            // The caller hears first: stopping a transfer can take a while (URLSession on Linux waits for the
+            // transfer's next event).
+            if let delivery, let request { delivery(.failure(.timedOut(request))) }
+            task?.cancel()
+        }
     }
 
     /// Registers where the result goes. Returns `false`, having delivered the cancellation, when the

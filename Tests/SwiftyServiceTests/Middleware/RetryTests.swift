@@ -180,7 +180,7 @@ final class RecordingClock: @unchecked Sendable {
         let spy = SpyBackend(StubBackend(.delayed(5)))
         realm.use(spy).addMiddleware(.retry(.default))
         let task = Task { try await TestEndpoint(realm, "x").request() }
-        try await Task.sleep(nanoseconds: 30_000_000)
+        try await spy.waitForRequests(1)
         task.cancel()
         await #expect { try await task.value } throws: { ($0 as? ServiceError)?.kind == .cancelled }
         try await Task.sleep(nanoseconds: 100_000_000)

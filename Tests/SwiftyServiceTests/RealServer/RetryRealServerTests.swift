@@ -165,7 +165,8 @@ struct RetryRealServerTests {
         let realm = try HTTPBin.realm(backend: spy).addMiddleware(.retry(.instant(recordingWaitsIn: waits)))
 
         let task = Task { try await TestEndpoint(realm, "delay/3").request() }
-        try await Task.sleep(for: .milliseconds(200))
+        try await spy.waitForRequests(1)
+        try await Task.sleep(for: .milliseconds(100))
         task.cancel()
         let error = try #require(await task.result.serviceError)
         try await Task.sleep(for: .milliseconds(300))

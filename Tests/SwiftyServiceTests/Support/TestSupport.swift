@@ -142,6 +142,18 @@ final class SpyBackend: NetworkBackend, @unchecked Sendable {
         return sent
     }
 
+    /// Waits until the backend has been asked to send `count` requests, failing after `seconds`.
+    func waitForRequests(_ count: Int, within seconds: TimeInterval = 15) async throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while requests.count < count {
+            guard Date() < deadline else {
+                throw SetupError(
+                    description: "the backend got \(requests.count) of \(count) requests within \(seconds) s")
+            }
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+    }
+
     func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
