@@ -35,9 +35,19 @@ let package = Package(
             dependencies: ["SwiftyService", "SwiftyServiceCurl"],
             path: "Benchmarks/SwiftyServiceBenchmarks"
         ),
+        .executableTarget(
+            name: "SwiftyServiceSoak",
+            dependencies: ["SwiftyService", "SwiftyServiceCurl", "LegacyNetworking"],
+            path: "Benchmarks/Soak"
+        ),
         .testTarget(
             name: "SwiftyServiceTests",
             dependencies: ["SwiftyService", "SwiftyServiceTesting", "SwiftyServiceCurl", "LegacyNetworking"]
+        ),
+        .testTarget(
+            name: "DocSampleTests",
+            dependencies: ["SwiftyService", "SwiftyServiceTesting", "SwiftyServiceCurl", "LegacyNetworking"],
+            path: "Tests/DocSampleTests"
         ),
     ],
     swiftLanguageModes: [.v6]

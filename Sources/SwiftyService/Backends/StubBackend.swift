@@ -20,7 +20,8 @@ import FoundationNetworking
 /// ```
 /// The newest matching rule answers. A rule with several answers gives them in turn and then repeats
 /// the last (first 503, then 200 from then on). A delay longer than the request's timeout ends in
-/// ``ServiceError/timedOut(_:attempts:)`` at the timeout, as a slow server would.
+/// ``ServiceError/timedOut(_:attempts:)`` at the timeout, as a slow server would; cancelling a delayed
+/// answer calls back at once with `URLError(.cancelled)`, as a network backend does.
 public final class StubBackend: NetworkBackend {
     /// When a stub answers.
     public enum Timing: Sendable, Hashable {
@@ -157,12 +158,22 @@ public final class StubBackend: NetworkBackend {
             return .uncancellable
         }
         let timeout = request.urlRequest.timeoutInterval
-        let cancelled = Locked.make(false)
+        // The answer or the cancellation, whichever comes first, calls back; the other does nothing.
+        let answered = Locked.make(false)
+        let first: @Sendable () -> Bool = {
+            answered.withLock { answered in
+                defer { answered = true }
+                return !answered
+            }
+        }
         DispatchQueue.global().asyncAfter(deadline: .now() + min(delay, timeout)) {
-            guard !cancelled.value else { return }
+            guard first() else { return }
             completion(delay > timeout ? .failure(URLError(.timedOut)) : Self.respond(request, with: answer))
         }
-        return BackendTask { cancelled.withLock { $0 = true } }
+        return BackendTask {
+            guard first() else { return }
+            DispatchQueue.global().async { completion(.failure(URLError(.cancelled))) }
+        }
     }
 
     /// Logs the request and picks the scripted answer, if a rule matches.

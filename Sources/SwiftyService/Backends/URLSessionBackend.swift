@@ -58,10 +58,18 @@ public final class URLSessionBackend: NetworkBackend {
         if ownsSession { session.finishTasksAndInvalidate() }
     }
 
-    /// `URLSessionConfiguration.default` with at most 4 connections per host.
+    /// `URLSessionConfiguration.default` with at most 4 connections per host; on Linux, without a `URLCache`.
+    ///
+    /// URLSession on Linux caches nothing (a realm's ``HTTPCache`` does), but with a `URLCache` set its tasks
+    /// look the cache up on a background queue first, and a task cancelled while it completes can then crash
+    /// the process in FoundationNetworking ("Trying to access a behaviour for a task that in not in the
+    /// registry"). A configuration of your own keeps whatever cache you give it.
     public static func defaultConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.default
         configuration.httpMaximumConnectionsPerHost = 4
+        #if canImport(FoundationNetworking)
+        configuration.urlCache = nil
+        #endif
         return configuration
     }
 
@@ -72,7 +80,11 @@ public final class URLSessionBackend: NetworkBackend {
         let transfer = Transfer(request: request, completion: completion)
         let timeout = request.urlRequest.timeoutInterval
         if delegate != nil, timeout > 0, timeout.rounded(.down) != timeout {
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { transfer.timeOut() }
+            // Weakly: a transfer in flight is held by its task; one that ended must not stay alive, with
+            // its request and completion, until a deadline that no longer matters.
+            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak transfer] in
+                transfer?.timeOut()
+            }
         }
         if withUnsafeCurrentTask(body: { $0 != nil }) {
             queue.async { [self] in start(request.urlRequest, for: transfer, redirects: 0) }
@@ -115,7 +127,9 @@ public final class URLSessionBackend: NetworkBackend {
             }
         }
         delegate?.track(task, request: sent, secrets: request.redaction, redirects: redirects)
-        if transfer.begin(task) { task.resume() }
+        // A task that will not run is cancelled all the same: the session keeps every task it made, with
+        // its completion handler (this backend included), until the task completes.
+        if transfer.begin(task) { task.resume() } else { task.cancel() }
     }
 
     /// Finishes the transfer from how its task ended, or starts the next task of a 307/308.

@@ -21,7 +21,7 @@ struct CacheControl: Equatable {
             switch name {
             case "max-age":
                 // A malformed max-age makes the response stale (§4.2.1): treat it as 0.
-                maxAge = value.flatMap { TimeInterval($0) }.map { max($0, 0) } ?? 0
+                maxAge = value.flatMap(Freshness.deltaSeconds) ?? 0
             case "no-store": noStore = true
             case "no-cache": noCache = true
             case "must-revalidate", "proxy-revalidate": mustRevalidate = true
@@ -39,6 +39,18 @@ enum Freshness {
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
     /// The longest heuristic lifetime: a day, whatever Last-Modified suggests.
     static let heuristicCap: TimeInterval = 86_400
+    /// The largest delta-seconds a cache must keep; larger values mean this much (RFC 9111 §1.2.2).
+    static let maxDeltaSeconds: TimeInterval = 2_147_483_648
+
+    /// delta-seconds (RFC 9111 §1.2.2): digits only, so not `inf`, `nan`, `-1` or `1e9`; past 2^31, 2^31.
+    static func deltaSeconds(_ text: String) -> TimeInterval? {
+        let digits = text.utf8
+        guard !digits.isEmpty, digits.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+        else {
+            return nil
+        }
+        return min(TimeInterval(text) ?? maxDeltaSeconds, maxDeltaSeconds)
+    }
 
     /// How long a response stays fresh after it was generated.
     static func lifetime(status: Int, headers: HeaderFields) -> TimeInterval {
@@ -63,7 +75,7 @@ enum Freshness {
     static func age(headers: HeaderFields, requestTime: Date, responseTime: Date, now: Date) -> TimeInterval {
         let dateValue = headers.value(for: "Date").flatMap(HTTPDate.parse) ?? responseTime
         let ageValue =
-            headers.value(for: "Age").flatMap { TimeInterval($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+            headers.value(for: "Age").flatMap { deltaSeconds($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         let apparentAge = max(0, responseTime.timeIntervalSince(dateValue))
         let responseDelay = responseTime.timeIntervalSince(requestTime)
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)

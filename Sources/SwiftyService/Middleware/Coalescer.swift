@@ -16,6 +16,8 @@ final class Coalescer: Middleware {
     }
 
     private struct Flight {
+        /// The caller that started the flight: which flight a key holds now.
+        let starter: Caller
         var task: Task<Void, Never>?
         var callers: [Caller]
     }
@@ -33,23 +35,31 @@ final class Coalescer: Middleware {
                 flights[key]?.callers.append(caller)
                 return false
             }
-            flights[key] = Flight(task: nil, callers: [caller])
+            flights[key] = Flight(starter: caller, task: nil, callers: [caller])
             return true
         }
         if starts {
             let task = Task { [flights] in
                 let result = await Result { try await next(request) }
-                let callers = flights.withLock { $0.removeValue(forKey: key)?.callers } ?? []
+                // An abandoned flight has left the table already; a newer one may be there in its place.
+                let callers = flights.withLock { flights -> [Caller] in
+                    guard flights[key]?.starter === caller else { return [] }
+                    return flights.removeValue(forKey: key)?.callers ?? []
+                }
                 for caller in callers { caller.deliver(result) }
             }
-            flights.withLock { $0[key]?.task = task }
+            flights.withLock { if $0[key]?.starter === caller { $0[key]?.task = task } }
         }
         return try await withTaskCancellationHandler {
             try await caller.result().get()
         } onCancel: {
             caller.deliver(.failure(CancellationError()))
             let abandoned = flights.withLock { flights -> Task<Void, Never>? in
-                guard let flight = flights[key], flight.callers.allSatisfy(\.isDone) else { return nil }
+                guard let flight = flights[key], flight.callers.contains(where: { $0 === caller }),
+                    flight.callers.allSatisfy(\.isDone)
+                else { return nil }
+                // Out of the table at once: a caller that comes later must not join a cancelled flight.
+                flights[key] = nil
                 return flight.task
             }
             abandoned?.cancel()

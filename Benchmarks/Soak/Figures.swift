@@ -1,0 +1,152 @@
+import Foundation
+
+/// What the process holds, read from /proc: counted, not estimated.
+struct ProcessFigures: Sendable {
+    /// Entries of /proc/self/fd (the listing's own descriptor included, the same every time).
+    var descriptors: Int
+    /// Entries of /proc/self/task.
+    var threads: Int
+    /// Threads named `SwiftyCurl-…`: one per live `CurlBackend`.
+    var curlThreads: Int
+    /// Sockets of this process connected to the server's port, per /proc/net/tcp.
+    var sockets: Int
+    /// VmRSS, in KB.
+    var residentKB: Int
+    /// malloc's bytes in use, in KB (see `heapInUse()`); only where asked for, -1 otherwise.
+    var heapKB = -1
+
+    static func measure(port: Int?, heap: Bool = false) -> ProcessFigures {
+        ProcessFigures(
+            descriptors: openDescriptors(), threads: threadNames().count,
+            curlThreads: threadNames().filter { $0.hasPrefix("SwiftyCurl-") }.count,
+            sockets: port.map { openSockets(toPort: $0) } ?? 0, residentKB: residentKilobytes(),
+            heapKB: heap ? (heapInUse() ?? -1024) >> 10 : -1)
+    }
+}
+
+func openDescriptors() -> Int {
+    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
+}
+
+/// The names of this process's threads, as `ps -L` shows them.
+func threadNames() -> [String] {
+    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+    return tasks.map { task in
+        ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "")
+            .trimmingCharacters(in: .newlines)
+    }
+}
+
+func residentKilobytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+    }
+    return -1
+}
+
+/// The sockets this process holds to `port` on 127.0.0.1: descriptors whose socket inode /proc/net/tcp
+/// lists with that remote port (as Tests/SwiftyServiceTests/Conformance/CurlLeakTests.swift counts them).
+func openSockets(toPort port: Int) -> Int {
+    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+    var inodes = Set<Substring>()
+    for descriptor in descriptors {
+        guard
+            let target = try? FileManager.default.destinationOfSymbolicLink(
+                atPath: "/proc/self/fd/\(descriptor)"),
+            target.hasPrefix("socket:[")
+        else { continue }
+        inodes.insert(Substring(target.dropFirst("socket:[".count).dropLast()))
+    }
+    let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+    let remote = String(format: ":%04X", port)
+    return table.split(separator: "\n").dropFirst().filter { line in
+        let fields = line.split(separator: " ")
+        return fields.count > 9 && fields[2].hasSuffix(remote) && inodes.contains(fields[9])
+    }.count
+}
+
+/// A port on 127.0.0.1 where nothing listens: connecting to it is refused.
+func closedPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return 9 }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    address.sin_port = 0
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let bound = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+        }
+    }
+    return bound ? Int(UInt16(bigEndian: address.sin_port)) : 9
+}
+
+/// Peaks of the figures while a phase runs, sampled by a thread of its own every 250 ms.
+final class PeakMonitor: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stop = false
+    private var peak = ProcessFigures(descriptors: 0, threads: 0, curlThreads: 0, sockets: 0, residentKB: 0)
+    private let done = DispatchSemaphore(value: 0)
+
+    init(port: Int?) {
+        Thread.detachNewThread { [self] in
+            while !lock.withLock({ stop }) {
+                let figures = ProcessFigures.measure(port: port)
+                lock.withLock {
+                    peak.descriptors = max(peak.descriptors, figures.descriptors)
+                    peak.threads = max(peak.threads, figures.threads)
+                    peak.curlThreads = max(peak.curlThreads, figures.curlThreads)
+                    peak.sockets = max(peak.sockets, figures.sockets)
+                    peak.residentKB = max(peak.residentKB, figures.residentKB)
+                }
+                Thread.sleep(forTimeInterval: 0.25)
+            }
+            done.signal()
+        }
+    }
+
+    /// Stops sampling and returns the peaks.
+    func finish() -> ProcessFigures {
+        lock.withLock { stop = true }
+        done.wait()
+        return lock.withLock { peak }
+    }
+}
+
+/// Bytes malloc has handed out and not had back, over every arena: what glibc's `malloc_stats()` prints as
+/// "in use bytes" under "Total (incl. mmap)". Unlike VmRSS, it drops when objects are freed, so it tells
+/// live objects from memory the allocator keeps. `nil` where glibc's `malloc_stats` is not there.
+func heapInUse() -> Int? {
+    guard let symbol = dlsym(nil, "malloc_stats") else { return nil }
+    let mallocStats = unsafeBitCast(symbol, to: (@convention(c) () -> Void).self)
+    var template = Array("/tmp/swiftyservice-soak-malloc-XXXXXX".utf8CString)
+    let file = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+    guard file >= 0 else { return nil }
+    template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+    defer { close(file) }
+    // malloc_stats writes to stderr: for the length of the call, stderr is the file.
+    fflush(nil)
+    let saved = dup(2)
+    dup2(file, 2)
+    mallocStats()
+    fflush(nil)
+    dup2(saved, 2)
+    close(saved)
+    var text = Data()
+    lseek(file, 0, SEEK_SET)
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = read(file, &buffer, buffer.count)
+        guard count > 0 else { break }
+        text.append(contentsOf: buffer[0..<count])
+    }
+    let output = String(decoding: text, as: UTF8.self)
+    guard let total = output.range(of: "Total (incl. mmap):") else { return nil }
+    for line in output[total.upperBound...].split(separator: "\n") where line.hasPrefix("in use bytes") {
+        return line.split(separator: "=").last.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    }
+    return nil
+}

@@ -1,0 +1,110 @@
+import Foundation
+import SwiftyService
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What the soak run (scripts/soak) found, each reduced to a test of its own.
+@Suite struct SoakFindingsTests {
+    /// Waits until `condition` holds, for at most `seconds`.
+    private func eventually(within seconds: TimeInterval = 15, _ condition: () -> Bool) async throws -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition() {
+            guard Date() < deadline else { return false }
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return true
+    }
+
+    @Test("A delayed stub that is cancelled calls back once, with URLError(.cancelled)")
+    func cancelledDelayedStubCallsBackOnce() async throws {
+        let stub = StubBackend(.delayed(0.2))
+        let recorder = CallbackRecorder<Result<Response, any Error>>()
+        let task = stub.send(
+            BackendRequest(urlRequest: URLRequest(url: URL(string: "https://api.example.com/a")!))
+        ) {
+            recorder.record($0)
+        }
+        task.cancel()
+        task.cancel()
+        guard case let .failure(error) = try await recorder.first() else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect((error as? URLError)?.code == .cancelled)
+        // The delay passes: no second answer.
+        #expect(try await recorder.count(after: 0.4) == 1)
+    }
+
+    @Test("A request that comes after every caller of a coalesced flight cancelled gets a flight of its own")
+    func noJoiningAnAbandonedFlight() async throws {
+        let spy = SpyBackend(StubBackend(.delayed(0.02)))
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy)
+            .coalesceIdenticalRequests()
+        let endpoint = TestEndpoint(realm, "shared")
+        var outcomes: [String] = []
+        for _ in 0..<60 {
+            let sent = spy.requests.count
+            let first = CallbackRecorder<Result<Response, ServiceError>>()
+            let handle = endpoint.request { first.record($0) }
+            try await spy.waitForRequests(sent + 1)
+            handle.cancel()
+            // The flight is abandoned now, though its task has not finished yet.
+            let second = CallbackRecorder<Result<Response, ServiceError>>()
+            endpoint.request { second.record($0) }
+            switch try await second.first() {
+            case .success: outcomes.append("success")
+            case let .failure(error): outcomes.append("\(error.kind)")
+            }
+        }
+        #expect(
+            outcomes.allSatisfy { $0 == "success" },
+            "\(outcomes.filter { $0 != "success" }.count) of 60 failed")
+    }
+
+    @Test("URLSessionBackend: a transfer cancelled before its task starts leaves nothing in the session")
+    func cancelledBeforeTheTaskStarts() async throws {
+        var backend: URLSessionBackend? = URLSessionBackend()
+        weak let released = backend
+        let url = URL(string: "http://127.0.0.1:\(try closedPort())/never")!
+        let recorder = CallbackRecorder<Bool>()
+        for _ in 0..<20 {
+            // Called from a task, the backend makes its URLSessionTask on its own queue: cancelled at once,
+            // the transfer ends before that task exists.
+            let task = backend!.send(BackendRequest(urlRequest: URLRequest(url: url))) { result in
+                recorder.record((try? result.get()) == nil)
+            }
+            task.cancel()
+        }
+        #expect(try await eventually { recorder.calls.count == 20 })
+        #expect(try await recorder.count(after: 0.1) == 20)
+        // The session holds each task it made, and the task's completion holds the backend, until the
+        // task completes: a task never resumed nor cancelled kept the backend for ever.
+        backend = nil
+        #expect(try await eventually { released == nil }, "the backend is still alive")
+    }
+
+    @Test("URLSessionBackend: a finished request is not kept until its fractional timeout")
+    func finishedRequestIsReleased() async throws {
+        var backend: URLSessionBackend? = URLSessionBackend()
+        weak let released = backend
+        let realm = uniqueRealm().setBaseURL(URL(string: "http://127.0.0.1:\(try closedPort())")!).use(
+            backend!
+        )
+        .setTimeout(30.5)
+        backend = nil
+        await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "refused").request() }
+        realm.use(.stub)
+        #expect(try await eventually { released == nil }, "the backend is held until the 30.5 s deadline")
+    }
+
+    #if canImport(FoundationNetworking)
+    @Test("URLSessionBackend's default configuration has no URLCache on Linux")
+    func noURLCacheOnLinux() {
+        #expect(URLSessionBackend.defaultConfiguration().urlCache == nil)
+        #expect(URLSessionBackend.defaultConfiguration().httpMaximumConnectionsPerHost == 4)
+    }
+    #endif
+}
