@@ -37,12 +37,16 @@ let package = Package(
         ),
         .executableTarget(
             name: "SwiftyServiceSoak",
-            dependencies: ["SwiftyService", "SwiftyServiceCurl", "LegacyNetworking"],
+            dependencies: ["SwiftyService", "SwiftyServiceCurl", "LegacyNetworking", "ProcessProbes"],
             path: "Benchmarks/Soak"
         ),
+        // /proc readings and a closed port, for the leak checks of the tests and of the soak.
+        .target(name: "ProcessProbes", path: "Tests/ProcessProbes"),
         .testTarget(
             name: "SwiftyServiceTests",
-            dependencies: ["SwiftyService", "SwiftyServiceTesting", "SwiftyServiceCurl", "LegacyNetworking"]
+            dependencies: [
+                "SwiftyService", "SwiftyServiceTesting", "SwiftyServiceCurl", "LegacyNetworking", "ProcessProbes",
+            ]
         ),
         .testTarget(
             name: "DocSampleTests",

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessProbes
 
 /// What the process holds, read from /proc: counted, not estimated.
 struct ProcessFigures: Sendable {
@@ -22,66 +23,6 @@ struct ProcessFigures: Sendable {
             sockets: port.map { openSockets(toPort: $0) } ?? 0, residentKB: residentKilobytes(),
             heapKB: heap ? (heapInUse() ?? -1024) >> 10 : -1)
     }
-}
-
-func openDescriptors() -> Int {
-    ((try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []).count
-}
-
-/// The names of this process's threads, as `ps -L` shows them.
-func threadNames() -> [String] {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return tasks.map { task in
-        ((try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? "")
-            .trimmingCharacters(in: .newlines)
-    }
-}
-
-func residentKilobytes() -> Int {
-    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
-    }
-    return -1
-}
-
-/// The sockets this process holds to `port` on 127.0.0.1: descriptors whose socket inode /proc/net/tcp
-/// lists with that remote port (as Tests/SwiftyServiceTests/Conformance/CurlLeakTests.swift counts them).
-func openSockets(toPort port: Int) -> Int {
-    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    var inodes = Set<Substring>()
-    for descriptor in descriptors {
-        guard
-            let target = try? FileManager.default.destinationOfSymbolicLink(
-                atPath: "/proc/self/fd/\(descriptor)"),
-            target.hasPrefix("socket:[")
-        else { continue }
-        inodes.insert(Substring(target.dropFirst("socket:[".count).dropLast()))
-    }
-    let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
-    let remote = String(format: ":%04X", port)
-    return table.split(separator: "\n").dropFirst().filter { line in
-        let fields = line.split(separator: " ")
-        return fields.count > 9 && fields[2].hasSuffix(remote) && inodes.contains(fields[9])
-    }.count
-}
-
-/// A port on 127.0.0.1 where nothing listens: connecting to it is refused.
-func closedPort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { return 9 }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-        }
-    }
-    return bound ? Int(UInt16(bigEndian: address.sin_port)) : 9
 }
 
 /// Peaks of the figures while a phase runs, sampled by a thread of its own every 250 ms.

@@ -1,5 +1,6 @@
 import Foundation
 import LegacyNetworking
+import ProcessProbes
 import SwiftyService
 import SwiftyServiceCurl
 
@@ -171,7 +172,7 @@ func runRealPhase(_ options: Options, server: URL) async -> PhaseReport {
     let root =
         server.absoluteString.hasSuffix("/")
         ? String(server.absoluteString.dropLast()) : server.absoluteString
-    let closed = closedPort()
+    let closed = (try? closedPort()) ?? 9
 
     let primer = await primeReal(
         root: root, port: port, kinds: options.backends, legacyURLCache: options.legacyURLCache)

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessProbes
 
 /// One named check and whether it passed.
 struct Check {

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessProbes
 import SwiftyService
 
 #if canImport(FoundationNetworking)

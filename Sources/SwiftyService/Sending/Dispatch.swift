@@ -40,7 +40,9 @@ extension PreparedRequest {
     /// Sends the request and waits for the answer; cancelling the task cancels the request.
     /// The realm's callback queue plays no part: the caller's task resumes on its own executor.
     func response() async throws -> Response {
-        // Through a handle even with middleware: its cancellation and resource timeout end the wait at once.
+        // The chain runs in the caller's task, which carries cancellation, unless a resource timeout must be
+        // able to end the wait: then through a handle, as without middleware.
+        if !middleware.isEmpty && resourceTimeout == nil { return try await outcomeThroughChain().get() }
         let handle = RequestHandle(request: urlRequest)
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in

@@ -1,5 +1,6 @@
 import Foundation
 import LegacyNetworking
+import ProcessProbes
 import SwiftyService
 import SwiftyServiceCurl
 import Testing

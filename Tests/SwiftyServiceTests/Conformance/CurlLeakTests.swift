@@ -1,4 +1,5 @@
 import Foundation
+import ProcessProbes
 import SwiftyService
 import SwiftyServiceCurl
 import Testing
@@ -6,36 +7,6 @@ import Testing
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-
-/// The sockets this process holds to `port` on 127.0.0.1, read from /proc: descriptors whose socket
-/// inode /proc/net/tcp lists with that remote port.
-func openSockets(toPort port: Int) -> Int {
-    let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-    var inodes = Set<String>()
-    for descriptor in descriptors {
-        guard
-            let target = try? FileManager.default.destinationOfSymbolicLink(
-                atPath: "/proc/self/fd/\(descriptor)"),
-            target.hasPrefix("socket:[")
-        else { continue }
-        inodes.insert(String(target.dropFirst("socket:[".count).dropLast()))
-    }
-    let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
-    let remote = String(format: ":%04X", port)
-    return table.split(separator: "\n").dropFirst().filter { line in
-        let fields = line.split(separator: " ")
-        return fields.count > 9 && fields[2].hasSuffix(remote) && inodes.contains(String(fields[9]))
-    }.count
-}
-
-/// Threads of this process named `name` (Linux keeps 15 characters of a name).
-func threads(named name: String) -> Int {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return tasks.filter { task in
-        let comm = (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8)) ?? ""
-        return comm.trimmingCharacters(in: .newlines) == String(name.prefix(15))
-    }.count
-}
 
 @Suite struct CurlLeakTests {
     @Test func tenThousandRequestsWithRandomCancellationsLeaveNoHandlesThreadsOrSockets() async throws {

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessProbes
 import SwiftyService
 import Testing
 

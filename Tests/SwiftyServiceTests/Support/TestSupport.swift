@@ -39,25 +39,6 @@ func uniqueRealm(_ label: String = "test") -> ServiceRealm {
     ServiceRealm.get("\(label)-\(UUID().uuidString)")
 }
 
-/// A port on 127.0.0.1 where nothing listens: connecting to it is refused.
-func closedPort() throws -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    guard fd >= 0 else { throw SetupError(description: "socket() failed") }
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    address.sin_port = 0
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    let bound = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-            bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-        }
-    }
-    guard bound else { throw SetupError(description: "bind() failed") }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
 /// An endpoint made of values, so that one test can describe exactly the request it needs.
 struct TestEndpoint: SwiftyServiceProtocol {
     var realm: ServiceRealm
