@@ -141,8 +141,9 @@ struct RetryRealServerTests {
 
     @Test("A timeout is retried and fails with .timedOut after 3 attempts")
     func timeoutIsRetried() async throws {
-        // httpbin /delay/2 with a 1 s timeout: every attempt times out. (A sub-second timeout would not do:
-        // URLSession on Linux truncates it to whole seconds, so 0.5 s times out at once.)
+        // httpbin /delay/5 with a 1 s timeout: every attempt times out, with room for a timer that fires late
+        // on a loaded machine (under ThreadSanitizer, 1 s against /delay/2 once let an answer through). A
+        // sub-second timeout would not do: URLSession on Linux truncates it to whole seconds.
         let spy = SpyBackend(URLSessionBackend())
         let waits = CallbackRecorder<TimeInterval>()
         let realm = try HTTPBin.realm(backend: spy)
@@ -150,7 +151,7 @@ struct RetryRealServerTests {
             .addMiddleware(.retry(.instant(recordingWaitsIn: waits)))
 
         let error = try await #require(throws: ServiceError.self) {
-            try await TestEndpoint(realm, "delay/2").request()
+            try await TestEndpoint(realm, "delay/5").request()
         }
 
         #expect(error.kind == .timedOut)
