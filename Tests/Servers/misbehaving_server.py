@@ -8,9 +8,9 @@ Run: python3 misbehaving_server.py PORT   (prints "ready" once listening)
   /malformed-status       answers with a status line that is not HTTP
   /trickle                declares 60 bytes and sends one per second
   /huge                   declares a 1 GB body and sends zeros as fast as it can
-  /big                    the same with 64 MB
+  /big                    the same with 16 MB
   /huge-chunked           sends 1 GB of zeros in 1 MB chunks, no length declared
-  /big-chunked            the same with 64 MB
+  /big-chunked            the same with 16 MB
   /bad-chunked            sends a chunked body whose chunk size is not hexadecimal
   /redirect-loop          redirects to itself forever
   /invalid-json           200 with a JSON content type and a body that is not JSON
@@ -84,7 +84,7 @@ class Handler(socketserver.BaseRequestHandler):
             connection.sendall(block)
 
     def route_big(self, connection):
-        self.route_huge(connection, megabytes=64)
+        self.route_huge(connection, megabytes=16)
 
     def route_huge_chunked(self, connection, megabytes=1 << 10):
         connection.sendall(self.head("200 OK", [("Transfer-Encoding", "chunked"), ("Connection", "close")]))
@@ -94,7 +94,7 @@ class Handler(socketserver.BaseRequestHandler):
         connection.sendall(b"0\r\n\r\n")
 
     def route_big_chunked(self, connection):
-        self.route_huge_chunked(connection, megabytes=64)
+        self.route_huge_chunked(connection, megabytes=16)
 
     def route_bad_chunked(self, connection):
         connection.sendall(
