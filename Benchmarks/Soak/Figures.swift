@@ -7,6 +7,8 @@ struct ProcessFigures: Sendable {
     var descriptors: Int
     /// Entries of /proc/self/task.
     var threads: Int
+    /// The threads' names (comm), so that a failed check can say which threads stayed.
+    var threadNames: [String] = []
     /// Threads named `SwiftyCurl-…`: one per live `CurlBackend`.
     var curlThreads: Int
     /// Sockets of this process connected to the server's port, per /proc/net/tcp.
@@ -17,12 +19,18 @@ struct ProcessFigures: Sendable {
     var heapKB = -1
 
     static func measure(port: Int?, heap: Bool = false) -> ProcessFigures {
-        ProcessFigures(
-            descriptors: openDescriptors(), threads: threadNames().count,
-            curlThreads: threadNames().filter { $0.hasPrefix("SwiftyCurl-") }.count,
+        let names = soakThreadNames()
+        return ProcessFigures(
+            descriptors: openDescriptors(), threads: names.count, threadNames: names,
+            curlThreads: names.filter { $0.hasPrefix("SwiftyCurl-") }.count,
             sockets: port.map { openSockets(toPort: $0) } ?? 0, residentKB: residentKilobytes(),
             heapKB: heap ? (heapInUse() ?? -1024) >> 10 : -1)
     }
+}
+
+/// This process's thread names, without the one `settleQuietly` polls on.
+func soakThreadNames() -> [String] {
+    threadNames().filter { $0 != settlingThreadName }
 }
 
 /// Peaks of the figures while a phase runs, sampled by a thread of its own every 250 ms.

@@ -301,6 +301,27 @@ func settle(within seconds: TimeInterval, _ condition: () -> Bool) async -> Bool
     return true
 }
 
+/// Waits like `settle`, but polls from a thread of its own: a `Task.sleep` every 20 ms wakes one of
+/// dispatch's worker threads each time, which keeps idle workers from timing out (after 5 s) and leaves the
+/// thread count above its baseline for as long as the wait lasts. Only the final resume touches the pool.
+/// The polling thread is named `settlingThreadName`, which `ProcessFigures` leaves out of its counts.
+func settleQuietly(within seconds: TimeInterval, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        Thread.detachNewThread {
+            Thread.current.name = settlingThreadName
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                guard Date() < deadline else { return continuation.resume(returning: false) }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            continuation.resume(returning: true)
+        }
+    }
+}
+
+/// The name of `settleQuietly`'s polling thread.
+let settlingThreadName = "soak-settling"
+
 func now() -> TimeInterval { ProcessInfo.processInfo.systemUptime }
 
 func log(_ line: String) {

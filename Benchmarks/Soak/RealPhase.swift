@@ -314,10 +314,12 @@ func runRealPhase(_ options: Options, server: URL) async -> PhaseReport {
     // thread, and go.
     for (_, realm, _) in realms { realm.reset() }
     backends.current.value = [:]
-    let tornDown = await settle(within: 20) {
+    let teardownStarted = now()
+    let tornDown = await settleQuietly(within: 20) {
         backends.alive == 0 && openSockets(toPort: port) == 0 && openDescriptors() <= before.descriptors
-            && threadNames().count <= before.threads
+            && soakThreadNames().count <= before.threads
     }
+    let teardownTime = now() - teardownStarted
     let after = ProcessFigures.measure(port: port, heap: true)
     let peak = monitor.finish()
 
@@ -326,7 +328,7 @@ func runRealPhase(_ options: Options, server: URL) async -> PhaseReport {
         summary, wall: wall, sendingTime: sendingTime, gate: gate, concurrency: options.concurrency,
         changes: changes, forms: forms)
     report.line(
-        "  settling: in-flight drained \(drained ? "yes" : "NO (30 s)"), objects released \(released ? "yes" : "NO (15 s)"), teardown settled \(tornDown ? "yes" : "NO (20 s)")"
+        "  settling: in-flight drained \(drained ? "yes" : "NO (30 s)"), objects released \(released ? "yes" : "NO (15 s)"), teardown settled \(tornDown ? "yes" : "NO") after \(String(format: "%.1f", teardownTime)) s"
     )
     report.exactlyOnce(summary)
     report.leaks(

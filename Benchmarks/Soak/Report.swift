@@ -139,7 +139,8 @@ final class PhaseReport {
             "before \(before.descriptors), after \(after.descriptors)")
         check(
             "\(name): thread count back to the baseline after teardown", after.threads <= before.threads,
-            "before \(before.threads), after \(after.threads)")
+            "before \(before.threads), after \(after.threads); names before [\(before.threadNames.sorted().joined(separator: ", "))], after [\(after.threadNames.sorted().joined(separator: ", "))]"
+        )
         check(
             "\(name): no SwiftyCurl thread after teardown", after.curlThreads == 0,
             "\(after.curlThreads) left")
