@@ -262,7 +262,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 17.
     static func sample17() async throws {
-        #sourceLocation(file: "README.md", line: 482)
+        #sourceLocation(file: "README.md", line: 483)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -292,7 +292,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 18.
     static func sample18() async throws {
-        #sourceLocation(file: "README.md", line: 556)
+        #sourceLocation(file: "README.md", line: 557)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -308,7 +308,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 19.
     static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 582)
+        #sourceLocation(file: "README.md", line: 583)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:

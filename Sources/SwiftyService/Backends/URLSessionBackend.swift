@@ -80,11 +80,7 @@ public final class URLSessionBackend: NetworkBackend {
         let transfer = Transfer(request: request, completion: completion)
         let timeout = request.urlRequest.timeoutInterval
         if delegate != nil, timeout > 0, timeout.rounded(.down) != timeout {
-            // Weakly: a transfer in flight is held by its task; one that ended must not stay alive, with
-            // its request and completion, until a deadline that no longer matters.
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { [weak transfer] in
-                transfer?.timeOut()
-            }
+            transfer.expire(after: timeout)
         }
         if withUnsafeCurrentTask(body: { $0 != nil }) {
             queue.async { [self] in start(request.urlRequest, for: transfer, redirects: 0) }
@@ -175,6 +171,7 @@ private final class Transfer: Sendable {
         var over = false
         var cancelled = false
         var timedOut = false
+        var deadline: Deadline?
     }
 
     let request: BackendRequest
@@ -201,10 +198,14 @@ private final class Transfer: Sendable {
     }
 
     func finish(_ result: Result<Response, any Error>) {
-        let (first, timedOut) = state.withLock { state -> (Bool, Bool) in
-            defer { state.over = true }
-            return (!state.over, state.timedOut)
+        let (first, timedOut, deadline) = state.withLock { state -> (Bool, Bool, Deadline?) in
+            defer {
+                state.over = true
+                state.deadline = nil
+            }
+            return (!state.over, state.timedOut, state.deadline)
         }
+        deadline?.cancel()
         guard first else { return }
         completion(timedOut ? .failure(URLError(.timedOut)) : result)
     }
@@ -218,8 +219,20 @@ private final class Transfer: Sendable {
         task?.cancel()
     }
 
+    /// Times the transfer out at the precise deadline of a fractional timeout, which libcurl under
+    /// URLSession would round. Weakly: a transfer in flight is held by its task, and one that ended has
+    /// called its deadline off.
+    func expire(after seconds: TimeInterval) {
+        let deadline = Deadline(after: seconds) { [weak self] in self?.timeOut() }
+        let over = state.withLock { state -> Bool in
+            if !state.over { state.deadline = deadline }
+            return state.over
+        }
+        if over { deadline.cancel() }
+    }
+
     /// The precise deadline of a fractional timeout passed: the task is cancelled and reports a timeout.
-    func timeOut() {
+    private func timeOut() {
         let task = state.withLock { state -> URLSessionTask? in
             guard !state.over, !state.cancelled else { return nil }
             state.timedOut = true

@@ -14,6 +14,19 @@ public final class RequestHandle: Sendable {
         var task: BackendTask?
         var isCancelled = false
         var isFinished = false
+        var deadline: Deadline?
+
+        /// Marks the request ended and hands back what must be told or stopped: the delivery, the
+        /// backend's task and the resource deadline, none of which the state keeps any longer.
+        mutating func end() -> (Delivery?, BackendTask?, Deadline?) {
+            isFinished = true
+            defer {
+                delivery = nil
+                task = nil
+                deadline = nil
+            }
+            return (delivery, task, deadline)
+        }
     }
 
     private let state: Locked<State>
@@ -41,13 +54,12 @@ public final class RequestHandle: Sendable {
     /// Stops the request. Its completion runs at once with ``ServiceError/cancelled(_:attempts:)``, unless it ran
     /// already; the backend is told to stop the transfer.
     public func cancel() {
-        let (delivery, task) = state.withLock { state -> (Delivery?, BackendTask?) in
-            guard !state.isFinished else { return (nil, nil) }
-            state.isFinished = true
+        let (delivery, task, deadline) = state.withLock { state -> (Delivery?, BackendTask?, Deadline?) in
+            guard !state.isFinished else { return (nil, nil, nil) }
             state.isCancelled = true
-            defer { state.delivery = nil; state.task = nil }
-            return (state.delivery, state.task)
+            return state.end()
         }
+        deadline?.cancel()
         if let delivery, let request { delivery(.failure(.cancelled(request))) }
         task?.cancel()
     }
@@ -55,21 +67,24 @@ public final class RequestHandle: Sendable {
     /// Ends the request with ``ServiceError/timedOut(_:attempts:)`` after `seconds`, unless it has ended by
     /// then: the realm's resource timeout, for every backend alike.
     func expire(after seconds: TimeInterval) {
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { [self] in
-            let (delivery, task) = state.withLock { state -> (Delivery?, BackendTask?) in
-                guard !state.isFinished else { return (nil, nil) }
-                state.isFinished = true
-                defer {
-                    state.delivery = nil
-                    state.task = nil
-                }
-                return (state.delivery, state.task)
-            }
-            // The caller hears first: stopping a transfer can take a while (URLSession on Linux waits for the
-            // transfer's next event).
-            if let delivery, let request { delivery(.failure(.timedOut(request))) }
-            task?.cancel()
+        // The deadline holds the handle: a backend that drops its completion must still see the caller told.
+        let deadline = Deadline(after: seconds) { [self] in timeOut() }
+        let ended = state.withLock { state -> Bool in
+            if !state.isFinished { state.deadline = deadline }
+            return state.isFinished
         }
+        if ended { deadline.cancel() }
+    }
+
+    private func timeOut() {
+        let (delivery, task, _) = state.withLock { state -> (Delivery?, BackendTask?, Deadline?) in
+            guard !state.isFinished else { return (nil, nil, nil) }
+            return state.end()
+        }
+        // The caller hears first: stopping a transfer can take a while (URLSession on Linux waits for the
+        // transfer's next event).
+        if let delivery, let request { delivery(.failure(.timedOut(request))) }
+        task?.cancel()
     }
 
     /// Registers where the result goes. Returns `false`, having delivered the cancellation, when the
@@ -96,12 +111,11 @@ public final class RequestHandle: Sendable {
 
     /// Delivers the result, unless the handle was cancelled or finished already.
     func finish(_ result: Result<Response, ServiceError>) {
-        let delivery = state.withLock { state -> Delivery? in
-            guard !state.isFinished else { return nil }
-            state.isFinished = true
-            defer { state.delivery = nil; state.task = nil }
-            return state.delivery
+        let (delivery, _, deadline) = state.withLock { state -> (Delivery?, BackendTask?, Deadline?) in
+            guard !state.isFinished else { return (nil, nil, nil) }
+            return state.end()
         }
+        deadline?.cancel()
         delivery?(result)
     }
 }

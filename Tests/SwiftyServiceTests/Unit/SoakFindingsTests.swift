@@ -101,6 +101,43 @@ import FoundationNetworking
         #expect(try await eventually { released == nil }, "the backend is held until the 30.5 s deadline")
     }
 
+    @Test("A request that ended is not held until its resource timeout")
+    func endedRequestIsReleasedBeforeItsResourceTimeout() async throws {
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(.stub)
+            .setResourceTimeout(300)
+        weak var released: RequestHandle?
+        do {
+            let recorder = CallbackRecorder<Bool>()
+            let handle = TestEndpoint(realm, "quick").request { recorder.record((try? $0.get()) != nil) }
+            released = handle
+            #expect(try await recorder.first() == true)
+        }
+        // The resource timeout's timer held the handle, its request and the timer itself for 300 s.
+        #expect(try await eventually(within: 5) { released == nil }, "the handle is held until the deadline")
+    }
+
+    @Test("A backend that drops its completion still ends the request at the resource timeout, once")
+    func droppedCompletionEndsAtTheResourceTimeout() async throws {
+        struct DroppingBackend: NetworkBackend {
+            func send(
+                _ request: BackendRequest,
+                completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+            ) -> BackendTask { .uncancellable }
+        }
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(DroppingBackend())
+            .setResourceTimeout(0.2)
+        let recorder = CallbackRecorder<Result<Response, ServiceError>>()
+        TestEndpoint(realm, "dropped").request { recorder.record($0) }
+        guard case let .failure(error) = try await recorder.first(within: 10) else {
+            Issue.record("expected a failure")
+            return
+        }
+        #expect(error.kind == .timedOut)
+        #expect(error.localizedDescription.contains("https://api.example.com/dropped"))
+        #expect(try await recorder.count(after: 0.3) == 1)
+        await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "dropped").request() }
+    }
+
     #if canImport(FoundationNetworking)
     @Test("URLSessionBackend's default configuration has no URLCache on Linux")
     func noURLCacheOnLinux() {
