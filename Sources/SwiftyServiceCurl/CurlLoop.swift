@@ -157,7 +157,7 @@ final class CurlLoop: @unchecked Sendable {
 
         // URLSession's timeout is an idle timeout: no byte for that long. libcurl's low-speed limit is the
         // same for whole seconds; a fractional one is kept as a limit on the whole transfer.
-        let timeout = request.timeoutInterval
+        let timeout = request.timeoutInterval.usableTimeout
         if timeout > 0 {
             curl.set(handle, O.connectTimeoutMS, Int(timeout * 1000))
             if timeout.rounded(.down) == timeout {

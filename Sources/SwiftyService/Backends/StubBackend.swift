@@ -157,7 +157,7 @@ public final class StubBackend: NetworkBackend {
             completion(Self.respond(request, with: answer))
             return .uncancellable
         }
-        let timeout = request.urlRequest.timeoutInterval
+        let timeout = request.urlRequest.timeoutInterval.usableTimeout
         // The answer or the cancellation, whichever comes first, calls back; the other does nothing.
         let answered = Locked.make(false)
         let first: @Sendable () -> Bool = {

@@ -78,7 +78,7 @@ public final class URLSessionBackend: NetworkBackend {
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
         let transfer = Transfer(request: request, completion: completion)
-        let timeout = request.urlRequest.timeoutInterval
+        let timeout = request.urlRequest.timeoutInterval.usableTimeout
         if delegate != nil, timeout > 0, timeout.rounded(.down) != timeout {
             transfer.expire(after: timeout)
         }
@@ -99,6 +99,10 @@ public final class URLSessionBackend: NetworkBackend {
     /// reports need the delegate: an upload task streamed from the file, or a download task writing to disk.
     private func start(_ urlRequest: URLRequest, for transfer: Transfer, redirects: Int) {
         var sent = urlRequest
+        // FoundationNetworking traps on a timeout it cannot make an integer of (NaN, infinity, 1e300).
+        if sent.timeoutInterval.usableTimeout != sent.timeoutInterval {
+            sent.timeoutInterval = sent.timeoutInterval.usableTimeout
+        }
         if delegate != nil, sent.timeoutInterval > 0, sent.timeoutInterval < 1 { sent.timeoutInterval = 1 }
         let request = transfer.request
         let task: URLSessionTask

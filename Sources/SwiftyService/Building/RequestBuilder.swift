@@ -181,10 +181,17 @@ enum RequestBuilder {
             throw invalid(.malformedURL("'\(urlString)' is not a valid URL"))
         }
 
+        let timeout = override?.timeoutOverride ?? realm.timeout
+        let resourceTimeout = override?.resourceTimeout ?? realm.resourceTimeout
+        for (name, seconds) in [("timeout", timeout), ("resource timeout", resourceTimeout ?? 1)]
+        where !(seconds > 0) {
+            throw invalid(.invalidTimeout("the \(name) is \(seconds) s; it must be more than 0 seconds"))
+        }
+
         var request = URLRequest(url: url)
         // GET is URLRequest's default, and setting the method costs a normalization pass on Linux.
         if method != .get { request.httpMethod = method.rawValue }
-        request.timeoutInterval = override?.timeoutOverride ?? realm.timeout
+        request.timeoutInterval = min(timeout, .longestTimeout)
         request.cachePolicy = cachePolicy(realm: realm, override: override, crudMethods: crudMethods)
         if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
         request.httpBody = body
@@ -202,7 +209,7 @@ enum RequestBuilder {
                     ? realm.validStatusCodes ?? .successful : draft.validStatusCodes),
             middleware: middleware(realm: realm, draft: draft, override: override),
             errorBody: override?.errorBody ?? draft.errorBody ?? realm.errorBody,
-            resourceTimeout: override?.resourceTimeout ?? realm.resourceTimeout
+            resourceTimeout: resourceTimeout.map { min($0, .longestTimeout) }
         )
         prepared.backendRequest.maxResponseSize = override?.maxResponseSize ?? realm.maxResponseSize
         return prepared

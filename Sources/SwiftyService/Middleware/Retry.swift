@@ -10,7 +10,7 @@ import FoundationNetworking
 /// POST or PATCH only when they carry an `Idempotency-Key` header; statuses 408, 429, 500, 502, 503 and
 /// 504, and timeouts, lost or refused connections and DNS failures; waits of `0.5 s × 2ⁿ` with full
 /// jitter, at most 30 s, or what `Retry-After` says (seconds or an HTTP date), at most 60 s. A cancelled
-/// request is never retried.
+/// request is never retried. Whatever the delays are set to, no wait is longer than a day.
 public struct RetryPolicy: Sendable {
     /// How many times a request may be sent again after the first.
     public var maxRetries = 2
@@ -68,10 +68,18 @@ public struct RetryPolicy: Sendable {
         if let header = response?.header("Retry-After"),
             let seconds = HTTPDate.retryAfter(header, now: clock.now())
         {
-            return min(max(seconds, 0), maxRetryAfter)
+            return Self.wait(seconds, atMost: maxRetryAfter)
         }
-        let ceiling = min(maxDelay, baseDelay * pow(2, Double(retry)))
-        return clock.random(0...ceiling)
+        let ceiling = Self.wait(baseDelay * pow(2, Double(retry)), atMost: maxDelay)
+        return ceiling > 0 ? clock.random(0...ceiling) : 0
+    }
+
+    /// `seconds`, at most `limit` and at most a day; no wait for NaN or less than 0. A policy set to
+    /// `.infinity`, NaN or a negative delay must not reach `0...ceiling` or `Task.sleep`, which trap.
+    private static func wait(_ seconds: TimeInterval, atMost limit: TimeInterval) -> TimeInterval {
+        var wait = min(seconds, 86_400)
+        if limit < wait { wait = limit }
+        return wait > 0 ? wait : 0
     }
 }
 
@@ -96,7 +104,9 @@ public struct RetryClock: Sendable {
 
     /// Real sleeping, the system time and the system's random numbers.
     public static let system = RetryClock(
-        sleep: { seconds in try await Task.sleep(nanoseconds: UInt64(max(seconds, 0) * 1e9)) },
+        sleep: { seconds in
+            try await Task.sleep(nanoseconds: seconds > 0 ? UInt64(min(seconds, 86_400) * 1e9) : 0)
+        },
         now: { Date() },
         random: { Double.random(in: $0) })
 }

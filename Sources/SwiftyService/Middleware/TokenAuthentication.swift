@@ -35,7 +35,7 @@ public struct TokenRefreshLimitReached: Error, CustomStringConvertible {
     public let window: TimeInterval
     /// `the access token was refreshed 5 times in 30 s; …`
     public var description: String {
-        "the access token was refreshed \(limit) times in \(Int(window)) s and is still refused; not refreshing again"
+        "the access token was refreshed \(limit) times in \(window.secondsDescription) and is still refused; not refreshing again"
     }
 }
 

@@ -160,7 +160,7 @@ public struct RealmConfiguration: Sendable {
         base = BaseURL(url)
     }
 
-    /// Sets the request timeout in seconds.
+    /// Sets the request timeout in seconds; see ``ServiceRealm/setTimeout(_:)`` for the values it takes.
     public mutating func setTimeout(_ timeout: TimeInterval) {
         timeoutOverride = timeout
     }

@@ -89,13 +89,16 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
     }
 
     /// Sets the request timeout in seconds (default 60).
+    ///
+    /// More than 10,000,000 s (about 116 days, `.infinity` included) counts as that; NaN, 0 or less fail
+    /// each request with ``ServiceError/InvalidRequestReason/invalidTimeout(_:)``.
     @discardableResult
     public func setTimeout(_ timeout: TimeInterval) -> ServiceRealm {
         configure { $0.setTimeout(timeout) }
     }
 
     /// Bounds the whole of each request, retries included: `.timedOut` once `timeout` seconds have passed,
-    /// however the server trickles. None by default.
+    /// however the server trickles. None by default; bounded like ``setTimeout(_:)``.
     @discardableResult
     public func setResourceTimeout(_ timeout: TimeInterval?) -> ServiceRealm {
         configure { $0.setResourceTimeout(timeout) }

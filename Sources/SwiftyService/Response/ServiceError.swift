@@ -46,6 +46,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         case invalidBody(String)
         /// A download would overwrite a file, and the destination does not allow replacing it.
         case downloadDestinationExists(String)
+        /// The timeout or the resource timeout is not a number of seconds more than 0.
+        case invalidTimeout(String)
 
         /// The cause in words.
         public var description: String {
@@ -63,6 +65,7 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
             case let .invalidBody(reason): reason
             case let .downloadDestinationExists(path):
                 "the download destination '\(path)' exists and may not be replaced"
+            case let .invalidTimeout(reason): reason
             }
         }
     }
@@ -167,7 +170,7 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         case let .transport(_, error, _):
             "transport failed: \(Self.describe(error))"
         case let .timedOut(request, _):
-            "timed out after \(Self.seconds(request.timeoutInterval))"
+            "timed out after \(request.timeoutInterval.secondsDescription)"
         case .cancelled:
             "cancelled"
         case let .unacceptableStatusCode(response, _):
@@ -175,10 +178,6 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         case let .decoding(response, error):
             "status \(response.statusCode), but the body could not be decoded: \(Self.describe(error))"
         }
-    }
-
-    private static func seconds(_ interval: TimeInterval) -> String {
-        interval.rounded() == interval ? "\(Int(interval)) s" : "\(interval) s"
     }
 
     private static func describe(_ error: any Error) -> String {

@@ -85,6 +85,11 @@ extension PreparedRequest {
         let attempt = context.counter.increment()
         var attemptRequest = backendRequest
         attemptRequest.urlRequest = request
+        // A middleware may set any timeout; backends (a legacy library's among them) get one they can use.
+        let timeout = request.timeoutInterval
+        if timeout.usableTimeout != timeout {
+            attemptRequest.urlRequest.timeoutInterval = timeout.usableTimeout
+        }
         attemptRequest = try attemptRequest.adapted(for: backend)
         let handle = RequestHandle(request: request)
         let backend = backend

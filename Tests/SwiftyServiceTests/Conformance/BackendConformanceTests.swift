@@ -125,6 +125,28 @@ struct BackendConformanceTests {
     }
 
     @Test(arguments: ConformingBackend.allCases)
+    func aTimeoutNoTransportCanCountIsNeverACrash(_ kind: ConformingBackend) async throws {
+        // URLSession on Linux traps on a timeoutInterval it cannot make an integer of. A realm's timeout is
+        // checked when the request is built; a middleware can still set any value on the URLRequest.
+        struct SetTimeout: Middleware {
+            let seconds: TimeInterval
+            func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
+                -> Response
+            {
+                var request = request
+                request.timeoutInterval = seconds
+                return try await next(request)
+            }
+        }
+        let realm = try realm(kind).setTimeout(.infinity)
+        #expect(try await TestEndpoint(realm, "get").request().statusCode == 200, "\(kind) infinity")
+        for seconds in [TimeInterval.nan, .infinity, 1e300, -.infinity, 0, -1] {
+            realm.configure { $0.addMiddleware(SetTimeout(seconds: seconds)) }
+            #expect(try await TestEndpoint(realm, "get").request().statusCode == 200, "\(kind) \(seconds)")
+        }
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
     func cancellingStopsTheTransferPromptly(_ kind: ConformingBackend) async throws {
         // httpbin /delay/10: only the cancellation can end it soon.
         let realm = try realm(kind)

@@ -150,6 +150,26 @@ final class Counter: @unchecked Sendable {
         #expect(spy.requests.count == 5 * 2 + 3)
     }
 
+    @Test("A refresh limit over an unbounded window cuts off, and says so, like any other")
+    func aRefreshLimitOverAnUnboundedWindow() async throws {
+        let refreshes = Counter()
+        let auth = TokenAuthentication(initial: AccessToken("t-0"), maxRefreshes: 1, per: .infinity) {
+            AccessToken("t-\(refreshes.next())")
+        }
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!)
+            .use(StubBackend.failing(statusCode: 401)).addMiddleware(auth)
+        _ = try? await TestEndpoint(realm, "x").request()
+        do {
+            _ = try await TestEndpoint(realm, "x").request()
+            Issue.record("expected the refresh limit")
+        } catch let error as ServiceError {
+            #expect(
+                error.description.hasSuffix(
+                    "refreshed 1 times in inf s and is still refused; not refreshing again"))
+        }
+        #expect(refreshes.value == 1)
+    }
+
     @Test func aRequestRefusedAgainWithTheFreshTokenIsReturnedNotLooped() async throws {
         let refreshes = Counter()
         let spy = SpyBackend(StubBackend.failing(statusCode: 401))

@@ -118,6 +118,41 @@ final class RecordingClock: @unchecked Sendable {
         #expect(time.slept == [7, 120])
     }
 
+    @Test("Delays set to infinity, NaN or less than 0 wait at most a day, or not at all, and never trap")
+    func delaysOfAnyValueAreBounded() async throws {
+        let cases: [(String, (inout RetryPolicy) -> Void, [TimeInterval])] = [
+            ("NaN base", { $0.baseDelay = .nan }, [0, 0]),
+            ("negative base", { $0.baseDelay = -1 }, [0, 0]),
+            (
+                "infinite ceiling",
+                {
+                    $0.baseDelay = 1e300; $0.maxDelay = .infinity
+                }, [86_400, 86_400]
+            ),
+            ("NaN ceiling", { $0.maxDelay = .nan }, [0.5, 1]),
+        ]
+        for (name, change, waits) in cases {
+            let time = RecordingClock()
+            var policy = RetryPolicy.default
+            policy.clock = time.clock
+            change(&policy)
+            let stub = StubBackend().on(.any, answer: .status(503))
+            let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(stub)
+                .addMiddleware(.retry(policy))
+            await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "x").request() }
+            #expect(time.slept == waits, "\(name)")
+        }
+        stub.on(
+            .any, answer: .init(statusCode: 503, headers: ["Retry-After": "99999999999999999999"]),
+            .status(200))
+        realm.addMiddleware(.retry(policy { $0.maxRetryAfter = .infinity }))
+        _ = try await TestEndpoint(realm, "x").request()
+        #expect(time.slept == [86_400])
+        // The system clock's sleep takes what a custom policy clock might hand it.
+        try await RetryClock.system.sleep(.nan)
+        try await RetryClock.system.sleep(-5)
+    }
+
     @Test func retryAfterAsAnHTTPDateIsHonoured() async throws {
         // `time.now` is 2023-11-14 22:13:20 GMT; each date is 42 s later, in the three formats RFC 9110 allows.
         for date in [

@@ -40,6 +40,28 @@ import FoundationNetworking
         return reason
     }
 
+    @Test(
+        "A timeout that is not more than 0 seconds fails the request, naming it; a huge one is kept, bounded")
+    func timeoutsMustBeMoreThanZeroSeconds() async throws {
+        for value in [TimeInterval.nan, 0, -1, -TimeInterval.infinity] {
+            realm.setTimeout(value).setResourceTimeout(nil)
+            let timeout = try await reason(TestEndpoint(realm, "slow"))
+            #expect(timeout == .invalidTimeout("the timeout is \(value) s; it must be more than 0 seconds"))
+            realm.setTimeout(30).setResourceTimeout(value)
+            let resource = try await reason(TestEndpoint(realm, "slow"))
+            #expect(
+                resource
+                    == .invalidTimeout("the resource timeout is \(value) s; it must be more than 0 seconds"))
+        }
+        // URLSession on Linux and libcurl make integers of timeouts and trap on these: the longest passed on
+        // is about 116 days.
+        for value in [TimeInterval.infinity, 1e300] {
+            realm.setTimeout(value).setResourceTimeout(value)
+            let request = try TestEndpoint(realm, "slow").urlRequest()
+            #expect(request.timeoutInterval == 10_000_000)
+        }
+    }
+
     @Test func headerNamesMustBeTokens() async throws {
         for name in ["X Bad", "X-Bad:", "", "X-\u{00E9}", "X(1)"] {
             let reason = try await reason(TestEndpoint(realm, "x", headers: [name: "v"]))

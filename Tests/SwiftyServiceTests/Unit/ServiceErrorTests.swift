@@ -41,6 +41,15 @@ import FoundationNetworking
                 "POST https://api.example.com/v1/user/info?uid=42: transport failed"))
     }
 
+    @Test("A timed-out request describes any timeout it carries, even one that is not a whole number")
+    func timeoutsOfAnyValueAreDescribed() {
+        for (seconds, text) in [(0.5, "0.5 s"), (.nan, "nan s"), (.infinity, "inf s"), (1e300, "1e+300 s")] {
+            var odd = request
+            odd.timeoutInterval = seconds
+            #expect(ServiceError.timedOut(odd).description.hasSuffix("timed out after \(text)"))
+        }
+    }
+
     @Test func theResponseIsThereWhereTheServerAnswered() {
         let response = Response(request: request, statusCode: 404)
         #expect(ServiceError.unacceptableStatusCode(response).response?.statusCode == 404)
