@@ -27,7 +27,7 @@ public final class StubBackend: NetworkBackend {
     public enum Timing: Sendable, Hashable {
         /// Before `send` returns, on the caller's thread.
         case immediate
-        /// After this many seconds, on a background queue.
+        /// After this many seconds (none for NaN or less than 0), on a background queue.
         case delayed(TimeInterval)
     }
 
@@ -148,15 +148,17 @@ public final class StubBackend: NetworkBackend {
         let scripted = record(request)
         let answer: Result<Answer, any Error> =
             scripted.map { .success($0) } ?? Result { try unmatched(request) }
-        let delay: TimeInterval? =
+        let asked: TimeInterval? =
             switch (try? answer.get())?.delay {
             case let delay?: delay
             case nil: if case let .delayed(delay) = timing { delay } else { nil }
             }
-        guard let delay else {
+        guard let asked else {
             completion(Self.respond(request, with: answer))
             return .uncancellable
         }
+        // A NaN delay would schedule a timer that never fires: it and negative delays are none.
+        let delay = asked > 0 ? asked : 0
         let timeout = request.urlRequest.timeoutInterval.usableTimeout
         // The answer or the cancellation, whichever comes first, calls back; the other does nothing.
         let answered = Locked.make(false)

@@ -17,6 +17,23 @@ import FoundationNetworking
         #expect(response.request.url?.absoluteString == "https://api.example.com/x")
     }
 
+    @Test("A delay of NaN or less than 0 answers at once; one of infinity times out at the request's timeout")
+    func delaysOfAnyValueAnswer() async throws {
+        for delay in [TimeInterval.nan, -1, -TimeInterval.infinity] {
+            let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!)
+                .use(StubBackend(.delayed(delay))).setTimeout(5)
+            #expect(try await TestEndpoint(realm, "x").request().statusCode == 200, "\(delay)")
+            let scripted = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!)
+                .use(StubBackend { _ in StubBackend.Answer.sampleData.delayed(delay) }).setTimeout(5)
+            #expect(try await TestEndpoint(scripted, "x").request().statusCode == 200, "\(delay)")
+        }
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!)
+            .use(StubBackend(.delayed(.infinity))).setTimeout(0.2)
+        await #expect {
+            try await TestEndpoint(realm, "x").request()
+        } throws: { ($0 as? ServiceError)?.kind == .timedOut }
+    }
+
     @Test func anImmediateAnswerArrivesBeforeRequestReturns() {
         realm.use(StubBackend(.immediate))
         let recorder = CallbackRecorder<Int>()
