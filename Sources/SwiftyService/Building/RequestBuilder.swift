@@ -183,9 +183,13 @@ enum RequestBuilder {
 
         let timeout = override?.timeoutOverride ?? realm.timeout
         let resourceTimeout = override?.resourceTimeout ?? realm.resourceTimeout
-        for (name, seconds) in [("timeout", timeout), ("resource timeout", resourceTimeout ?? 1)]
-        where !(seconds > 0) {
-            throw invalid(.invalidTimeout("the \(name) is \(seconds) s; it must be more than 0 seconds"))
+        if !(timeout > 0) {
+            throw invalid(.invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds"))
+        }
+        if let resourceTimeout, !(resourceTimeout > 0) {
+            throw invalid(
+                .invalidTimeout(
+                    "the resource timeout is \(resourceTimeout) s; it must be more than 0 seconds"))
         }
 
         var request = URLRequest(url: url)
