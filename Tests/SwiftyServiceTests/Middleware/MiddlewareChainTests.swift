@@ -158,7 +158,7 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
         let start = Date()
         task.cancel()
         await #expect { try await task.value } throws: { ($0 as? ServiceError)?.kind == .cancelled }
-        #expect(Date().timeIntervalSince(start) < 10, "at the cancel, not after the 30 s answer")
+        #expect(Date().timeIntervalSince(start) < 25, "at the cancel, not after the 30 s answer")
     }
 
     @Test func hooksSeeEachRequestAndEachResult() async throws {

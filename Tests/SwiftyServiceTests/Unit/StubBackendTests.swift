@@ -126,7 +126,8 @@ import FoundationNetworking
         } throws: { error in
             if case ServiceError.timedOut = error { true } else { false }
         }
-        #expect(Date().timeIntervalSince(start) < 10, "at the timeout, not after the 30 s delay")
+        // Well under the delay: a busy pool under ThreadSanitizer once fired the 0.2 s timeout after 10 s.
+        #expect(Date().timeIntervalSince(start) < 25, "at the timeout, not after the 30 s delay")
     }
 
     @Test func aServiceIsAnsweredByTheStubToo() async throws {
