@@ -328,7 +328,8 @@ struct EndpointRealServerTests {
             }
             let elapsed = seconds(since: start)
             #expect(error.kind == .timedOut)
-            #expect(elapsed < 5)
+            // Before the server's answer at 10 s; a CI run under ThreadSanitizer took 5 s to hear the timeout.
+            #expect(elapsed < 9)
             #expect(elapsed > 0.8)
             #expect(error.request?.timeoutInterval == 1)
         }

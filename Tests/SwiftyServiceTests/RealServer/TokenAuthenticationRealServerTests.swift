@@ -185,10 +185,11 @@ struct TokenAuthenticationRealServerTests {
         let realm = try HTTPBin.realm(backend: spy).addMiddleware(auth)
         let endpoint = TestEndpoint(realm, "status/401")
 
-        // Never beside the load test: the 5 s allowed here are for the answer, not for a stalled thread pool.
+        // Never beside the load test: the 20 s allowed here are for the answer (a hang is the failure), not for a
+        // stalled thread pool.
         let error = try await measuringPromptness {
             try await #require(throws: ServiceError.self) {
-                try await answer(within: 5, "GET /status/401") { try await endpoint.request() }
+                try await answer(within: 20, "GET /status/401") { try await endpoint.request() }
             }
         }
 
@@ -205,10 +206,11 @@ struct TokenAuthenticationRealServerTests {
         let realm = try HTTPBin.realm(backend: URLSessionBackend())
         let endpoint = TestEndpoint(realm, "status/401")
 
-        // Never beside the load test: the 5 s allowed here are for the answer, not for a stalled thread pool.
+        // Never beside the load test: the 20 s allowed here are for the answer (a hang is the failure), not for a
+        // stalled thread pool.
         let error = try await measuringPromptness {
             try await #require(throws: ServiceError.self) {
-                try await answer(within: 5, "GET /status/401") { try await endpoint.request() }
+                try await answer(within: 20, "GET /status/401") { try await endpoint.request() }
             }
         }
 
