@@ -68,7 +68,13 @@ struct OwnHTTPBin {
         let realm = uniqueRealm().setBaseURL(server.url)
             .addHeaders(["Authorization": "Bearer secret-bearer-token", "X-Api-Key": "secret-api-key"])
             .declareSecrets(headers: ["X-Api-Key"], queryKeys: ["access_token"])
-        realm.use(try RecordingBackend(recording: URLSessionBackend(), to: file))
+        // No cookie store: the cookie /response-headers sets would go to URLSession's shared one, and from
+        // there with every later request to 127.0.0.1 — any port, any test (it once replaced the redirect
+        // suite's own Cookie header).
+        let configuration = URLSessionBackend.defaultConfiguration()
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        realm.use(try RecordingBackend(recording: URLSessionBackend(configuration: configuration), to: file))
 
         let endpoints = [
             TestEndpoint(
