@@ -28,6 +28,33 @@ struct ProcessFigures: Sendable {
     }
 }
 
+extension ProcessFigures {
+    /// malloc's bytes in use, where they were measured.
+    var heapBytes: Int? { heapKB >= 0 ? heapKB << 10 : nil }
+}
+
+/// How a phase's teardown went: whether everything came back within the wait, how long it took, and the
+/// figures after it.
+struct Teardown: Sendable {
+    var settled: Bool
+    var seconds: TimeInterval
+    var after: ProcessFigures
+}
+
+/// Waits up to 20 s, without waking the thread pool, until `released` holds and descriptors, threads
+/// and (with a `port`) sockets to the server are back to `before`; then measures.
+func awaitTeardown(
+    to before: ProcessFigures, port: Int?, _ released: @escaping @Sendable () -> Bool
+) async -> Teardown {
+    let started = now()
+    let settled = await settleQuietly(within: 20) {
+        released() && (port.map { openSockets(toPort: $0) == 0 } ?? true)
+            && openDescriptors() <= before.descriptors && soakThreadNames().count <= before.threads
+    }
+    let seconds = now() - started
+    return Teardown(settled: settled, seconds: seconds, after: ProcessFigures.measure(port: port, heap: true))
+}
+
 /// This process's thread names, without the one `settleQuietly` polls on.
 func soakThreadNames() -> [String] {
     threadNames().filter { $0 != settlingThreadName }

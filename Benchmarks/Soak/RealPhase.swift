@@ -308,28 +308,21 @@ func runRealPhase(_ options: Options, server: URL) async -> PhaseReport {
     let socketBound = backends.socketBound
     let atRest = ProcessFigures.measure(port: port, heap: true)
     memory.finish(
-        residentKB: atRest.residentKB, heap: atRest.heapKB >= 0 ? atRest.heapKB << 10 : nil, requests: count)
+        residentKB: atRest.residentKB, heap: atRest.heapBytes, requests: count)
 
     // Teardown: the realms let go of their backends; each must then close its connections, end its
     // thread, and go.
     for (_, realm, _) in realms { realm.reset() }
     backends.current.value = [:]
-    let teardownStarted = now()
-    let tornDown = await settleQuietly(within: 20) {
-        backends.alive == 0 && openSockets(toPort: port) == 0 && openDescriptors() <= before.descriptors
-            && soakThreadNames().count <= before.threads
-    }
-    let teardownTime = now() - teardownStarted
-    let after = ProcessFigures.measure(port: port, heap: true)
+    let teardown = await awaitTeardown(to: before, port: port) { backends.alive == 0 }
+    let after = teardown.after
     let peak = monitor.finish()
 
     let summary = ledger.summary(sent: count)
     report.requests(
         summary, wall: wall, sendingTime: sendingTime, gate: gate, concurrency: options.concurrency,
         changes: changes, forms: forms)
-    report.line(
-        "  settling: in-flight drained \(drained ? "yes" : "NO (30 s)"), objects released \(released ? "yes" : "NO (15 s)"), teardown settled \(tornDown ? "yes" : "NO") after \(String(format: "%.1f", teardownTime)) s"
-    )
+    report.settling(drained: drained, released: released, releaseWait: 15, teardown: teardown)
     report.exactlyOnce(summary)
     report.leaks(
         before: before, atRest: atRest, after: after, peak: peak, socketsLabel: "server",

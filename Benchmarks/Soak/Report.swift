@@ -57,6 +57,14 @@ final class PhaseReport {
 
     func line(_ text: String) { lines.append(text) }
 
+    /// Whether the requests drained (30 s allowed), their objects went (`releaseWait` s) and the teardown
+    /// settled, and how long that took.
+    func settling(drained: Bool, released: Bool, releaseWait: Int, teardown: Teardown) {
+        line(
+            "  settling: in-flight drained \(drained ? "yes" : "NO (30 s)"), objects released \(released ? "yes" : "NO (\(releaseWait) s)"), teardown settled \(teardown.settled ? "yes" : "NO") after \(String(format: "%.1f", teardown.seconds)) s"
+        )
+    }
+
     func check(_ name: String, _ passed: Bool, _ detail: String) {
         checks.append(Check(name: name, passed: passed, detail: detail))
     }

@@ -183,27 +183,22 @@ func runStubPhase(_ options: Options) async -> PhaseReport {
     }
     let atRest = ProcessFigures.measure(port: nil, heap: true)
     memory.finish(
-        residentKB: atRest.residentKB, heap: atRest.heapKB >= 0 ? atRest.heapKB << 10 : nil, requests: count)
+        residentKB: atRest.residentKB, heap: atRest.heapBytes, requests: count)
 
     // Teardown: the realm lets go of its backend; every stub made must then go away.
     realm.reset()
     current.value = nil
-    let teardownStarted = now()
-    let tornDown = await settleQuietly(within: 20) {
-        stats.instances.alive == 0 && stubs.alive.isEmpty && openDescriptors() <= before.descriptors
-            && soakThreadNames().count <= before.threads
+    let teardown = await awaitTeardown(to: before, port: nil) {
+        stats.instances.alive == 0 && stubs.alive.isEmpty
     }
-    let teardownTime = now() - teardownStarted
-    let after = ProcessFigures.measure(port: nil, heap: true)
+    let after = teardown.after
     let peak = monitor.finish()
 
     let summary = ledger.summary(sent: count)
     report.requests(
         summary, wall: wall, sendingTime: sendingTime, gate: gate, concurrency: options.concurrency,
         changes: changes, forms: forms)
-    report.line(
-        "  settling: in-flight drained \(drained ? "yes" : "NO (30 s)"), objects released \(released ? "yes" : "NO (10 s)"), teardown settled \(tornDown ? "yes" : "NO") after \(String(format: "%.1f", teardownTime)) s"
-    )
+    report.settling(drained: drained, released: released, releaseWait: 10, teardown: teardown)
     report.exactlyOnce(summary)
     report.leaks(before: before, atRest: atRest, after: after, peak: peak, socketsLabel: nil)
     report.memory(memory, bound: options.maxGrowthPerRequest, heapBound: options.maxStubHeapGrowthPerRequest)
