@@ -188,6 +188,8 @@ final class CurlLoop: @unchecked Sendable {
             begin(transfer)
         case .tooMany?:
             transfer.finish(.failure(URLError(.httpTooManyRedirects)))
+        case let .refuse(refusal)?:
+            transfer.finish(.failure(refusal))
         case .stop?, nil:
             transfer.succeed(status: status, head: head)
         }

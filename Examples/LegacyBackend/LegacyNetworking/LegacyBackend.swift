@@ -69,6 +69,8 @@ public final class LegacyBackend: NetworkBackend {
                         next, redirects: redirects + 1, of: request, current: current, completion: completion)
                 case .tooMany:
                     return completion(.failure(URLError(.httpTooManyRedirects)))
+                case let .refuse(refusal):
+                    return completion(.failure(refusal))
                 default:
                     break
                 }

@@ -18,6 +18,25 @@ public enum RedirectPolicy: Sendable {
     public static let `default` = RedirectPolicy.follow(max: 10)
 }
 
+/// A redirect that SwiftyService does not follow: one to a scheme other than http or https (`file:`,
+/// `gopher:`, `ftp:`…). It reaches the caller as ``ServiceError/transport(_:underlying:attempts:)``.
+public struct RedirectRefused: Error, CustomStringConvertible {
+    /// The `Location` the server sent (at most 1,000 characters of it).
+    public let location: String
+    /// The refused scheme, as written; `nil` when the location has none that can be read.
+    public let scheme: String?
+
+    init(location: String, scheme: String?) {
+        self.location = location.abbreviatedURL
+        self.scheme = scheme
+    }
+
+    /// `the redirect to 'file:///etc/passwd' was refused: only http and https are followed`
+    public var description: String {
+        "the redirect to '\(location)' was refused: only http and https are followed"
+    }
+}
+
 /// Redirect decisions, for backends that follow redirects themselves (`CurlBackend`, an adapter for a
 /// library that can be told not to follow): the same rules as ``URLSessionBackend``.
 extension RedirectPolicy {
@@ -29,6 +48,8 @@ extension RedirectPolicy {
         case stop
         /// One redirect too many: fail with `URLError(.httpTooManyRedirects)`.
         case tooMany
+        /// A redirect that is never followed (to a scheme other than http or https): fail with this.
+        case refuse(RedirectRefused)
     }
 
     /// The step after `response` redirected `sent`, to the `proposed` next request (the platform's, or
@@ -38,16 +59,38 @@ extension RedirectPolicy {
         after response: HTTPURLResponse, sent: URLRequest, proposed: URLRequest, secrets: Redaction,
         redirects: Int
     ) -> Step {
+        // The Location as the server wrote it: a platform may have rewritten a `file:` one into an http URL.
+        let location = response.value(forHTTPHeaderField: "Location")
+        if let location, let target = URL(string: location, relativeTo: sent.url ?? response.url),
+            !TransportRules.allows(scheme: target.scheme)
+        {
+            return .refuse(RedirectRefused(location: location, scheme: target.scheme))
+        }
         var next = Self.stripping(proposed, from: sent.url ?? response.url, secrets: secrets)
         if response.statusCode == 307 || response.statusCode == 308 {
             next.httpMethod = sent.httpMethod
             next.httpBody = sent.httpBody
         }
+        let decided: URLRequest?
         switch self {
         case .never: return .stop
-        case let .follow(max): return redirects > max ? .tooMany : .follow(next)
-        case let .custom(decide): return decide(response, next).map(Step.follow) ?? .stop
+        case let .follow(max):
+            guard redirects <= max else { return .tooMany }
+            decided = next
+        case let .custom(decide): decided = decide(response, next)
         }
+        guard var decided else { return .stop }
+        guard let url = decided.url, TransportRules.allows(scheme: url.scheme) else {
+            return .refuse(
+                RedirectRefused(location: decided.url?.absoluteString ?? location ?? "", scheme: decided.url?.scheme))
+        }
+        if let scheme = url.scheme, scheme.contains(where: \.isUppercase),
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        {
+            components.scheme = scheme.lowercased()
+            decided.url = components.url ?? url
+        }
+        return .follow(decided)
     }
 
     /// The request a browser sends after `response` to `sent`: to the resolved `Location`, as GET without a

@@ -12,6 +12,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     enum Ending {
         case finished
         case tooManyRedirects
+        /// A redirect that may not be followed: the request fails with this.
+        case refused(RedirectRefused)
         /// A 307/308 to follow by sending this request anew (URLSession on Linux drops the body).
         case resend(URLRequest, redirects: Int)
         /// The server challenged for credentials: its 401 is the answer.
@@ -209,6 +211,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             completionHandler(nil)
         case .tooMany:
             tracked.withLock { $0[task.taskIdentifier]?.ending = .tooManyRedirects }
+            completionHandler(nil)
+        case let .refuse(refusal):
+            tracked.withLock { $0[task.taskIdentifier]?.ending = .refused(refusal) }
             completionHandler(nil)
         case let .follow(next)
         where next.httpBody != nil && (response.statusCode == 307 || response.statusCode == 308):

@@ -145,6 +145,9 @@ public final class URLSessionBackend: NetworkBackend {
         case .tooManyRedirects:
             body.discard()
             transfer.finish(.failure(URLError(.httpTooManyRedirects)))
+        case let .refused(refusal):
+            body.discard()
+            transfer.finish(.failure(refusal))
         case let .challenged(head):
             body.discard()
             transfer.finish(.success(Response(request: request, response: head, data: Data())))

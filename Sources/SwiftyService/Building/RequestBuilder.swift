@@ -92,7 +92,7 @@ enum RequestBuilder {
         }
 
         guard let base else { throw invalid(.missingBaseURL) }
-        if let problem = base.problem { throw invalid(.malformedURL(problem)) }
+        if let problem = base.problem { throw invalid(problem) }
         guard HTTPToken.isValid(method.rawValue) else { throw invalid(.invalidMethod(method.rawValue)) }
         if let problem = draft.pathProblem { throw invalid(problem) }
 

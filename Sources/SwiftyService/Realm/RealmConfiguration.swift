@@ -277,11 +277,15 @@ struct BaseURL: Sendable {
     /// The base URL's own percent-encoded query, kept in front of a request's parameters.
     let query: Substring?
     /// Why no request can be built on this URL, if none can.
-    let problem: String?
+    let problem: ServiceError.InvalidRequestReason?
 
     init(_ url: URL) {
         self.url = url
         var string = Substring(url.absoluteString)
+        // The scheme in lower case: `HTTP://` is as good as `http://`, and some transports take only the latter.
+        if let scheme = url.scheme, scheme.contains(where: \.isUppercase), string.hasPrefix(scheme) {
+            string = Substring(scheme.lowercased()) + string.dropFirst(scheme.count)
+        }
         if let hash = string.firstIndex(of: "#") { string = string[..<hash] }
         if let mark = string.firstIndex(of: "?") {
             let query = string[string.index(after: mark)...]
@@ -296,12 +300,13 @@ struct BaseURL: Sendable {
         problem = Self.problem(with: url)
     }
 
-    private static func problem(with url: URL) -> String? {
-        guard let scheme = url.scheme?.lowercased() else {
-            return "the base URL '\(url.absoluteString)' has no scheme (write https://…)"
+    private static func problem(with url: URL) -> ServiceError.InvalidRequestReason? {
+        guard let scheme = url.scheme else {
+            return .malformedURL("the base URL '\(url.absoluteString)' has no scheme (write https://…)")
         }
-        if (scheme == "http" || scheme == "https"), url.host?.isEmpty ?? true {
-            return "the base URL '\(url.absoluteString)' has no host"
+        guard TransportRules.allows(scheme: scheme) else { return .unsupportedScheme(scheme) }
+        if url.host?.isEmpty ?? true {
+            return .malformedURL("the base URL '\(url.absoluteString)' has no host")
         }
         return nil
     }

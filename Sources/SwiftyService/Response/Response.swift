@@ -97,7 +97,7 @@ public struct Response: Sendable, CustomStringConvertible {
 
     /// `200 GET https://api.example.com/v1/user/info?uid=42 (57 bytes)`
     public var description: String {
-        "\(statusCode) \(request.httpMethod ?? "GET") \(request.url?.absoluteString ?? "?") (\(data.count) bytes)"
+        "\(statusCode) \(request.httpMethod ?? "GET") \((request.url?.absoluteString ?? "?").abbreviatedURL) (\(data.count) bytes)"
     }
 }
 

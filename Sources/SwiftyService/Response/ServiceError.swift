@@ -48,6 +48,12 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         case downloadDestinationExists(String)
         /// The timeout or the resource timeout is not a number of seconds more than 0.
         case invalidTimeout(String)
+        /// The URL's scheme is not `http` or `https`, the only ones ever sent.
+        case unsupportedScheme(String)
+        /// The endpoint's path has a `.` or `..` segment, which would move the request out of its base path.
+        case dotSegment(path: String)
+        /// The URL is longer than 65,536 characters.
+        case urlTooLong(length: Int)
 
         /// The cause in words.
         public var description: String {
@@ -66,6 +72,13 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
             case let .downloadDestinationExists(path):
                 "the download destination '\(path)' exists and may not be replaced"
             case let .invalidTimeout(reason): reason
+            case let .unsupportedScheme(scheme):
+                "the scheme '\(scheme)' is not allowed: only http and https requests are sent"
+            case let .dotSegment(path):
+                "the path '\(path)' has a '.' or '..' segment, which would leave the base path; put values "
+                    + "from outside in a path with \\(pathSegment: value)"
+            case let .urlTooLong(length):
+                "the URL is \(length) characters long; at most \(TransportRules.maxURLLength) are sent"
             }
         }
     }
@@ -157,7 +170,7 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
     /// `GET https://api.example.com/v1/user/info?uid=42: timed out after 60 s`, with `(3 attempts)`
     /// after retries.
     public var description: String {
-        "\(method) \(url): \(cause)" + (attempts > 1 ? " (\(attempts) attempts)" : "")
+        "\(method) \(url.abbreviatedURL): \(cause)" + (attempts > 1 ? " (\(attempts) attempts)" : "")
     }
 
     /// The same as ``description``.
