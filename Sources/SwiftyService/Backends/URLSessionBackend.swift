@@ -58,15 +58,20 @@ public final class URLSessionBackend: NetworkBackend {
         if ownsSession { session.finishTasksAndInvalidate() }
     }
 
-    /// `URLSessionConfiguration.default` with at most 4 connections per host; on Linux, without a `URLCache`.
+    /// `URLSessionConfiguration.default` with at most 4 connections per host, no cookie storage and, on
+    /// Linux, no `URLCache`.
     ///
-    /// URLSession on Linux caches nothing (a realm's ``HTTPCache`` does), but with a `URLCache` set its tasks
-    /// look the cache up on a background queue first, and a task cancelled while it completes can then crash
-    /// the process in FoundationNetworking ("Trying to access a behaviour for a task that in not in the
-    /// registry"). A configuration of your own keeps whatever cache you give it.
+    /// Cookies are a realm's business (``ServiceRealm/useCookies(_:)``): the process-wide cookie storage
+    /// would carry one realm's cookies to another host's requests and replace an explicit `Cookie` header.
+    /// URLSession on Linux caches nothing (a realm's ``HTTPCache`` does), and with a `URLCache` set a task
+    /// cancelled while it completes can crash FoundationNetworking. A configuration or session of your own
+    /// keeps whatever cookie storage and cache you give it.
     public static func defaultConfiguration() -> URLSessionConfiguration {
         let configuration = URLSessionConfiguration.default
         configuration.httpMaximumConnectionsPerHost = 4
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
         #if canImport(FoundationNetworking)
         configuration.urlCache = nil
         #endif
