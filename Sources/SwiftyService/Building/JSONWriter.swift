@@ -5,33 +5,44 @@
 /// numbers without a fraction, the shortest round-tripping digits otherwise, `\uXXXX` for control characters.
 struct JSONWriter {
     private(set) var bytes: [UInt8] = []
+    /// Where the writer is, read only to name a value that cannot be written: no string per value.
+    private var path: [PathStep] = []
+
+    private enum PathStep {
+        case key(String)
+        case index(Int)
+    }
 
     mutating func write(_ object: [String: Any]) throws {
         bytes.reserveCapacity(object.count * 24)
-        try writeObject(object, path: "")
+        try writeObject(object)
     }
 
-    private mutating func write(_ value: Any, path: String) throws {
+    private mutating func write(_ value: Any) throws {
         switch ParameterValue(value) {
         case let .string(string): writeString(string)
         case let .number(number): bytes.append(contentsOf: number.utf8)
         case let .bool(bool): bytes.append(contentsOf: (bool ? "true" : "false").utf8)
         case .null, .absent: bytes.append(contentsOf: "null".utf8)
         case let .array(array):
+            guard path.count < ParameterValue.maxDepth else { throw problem(ParameterValue.tooDeep) }
             bytes.append(UInt8(ascii: "["))
             for (index, element) in array.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                try write(element, path: "\(path)[\(index)]")
+                path.append(.index(index))
+                try write(element)
+                path.removeLast()
             }
             bytes.append(UInt8(ascii: "]"))
         case let .object(object):
-            try writeObject(object, path: path)
+            guard path.count < ParameterValue.maxDepth else { throw problem(ParameterValue.tooDeep) }
+            try writeObject(object)
         case let .unsupported(reason):
-            throw ParameterProblem(key: path, reason: reason)
+            throw problem(reason)
         }
     }
 
-    private mutating func writeObject(_ object: [String: Any], path: String) throws {
+    private mutating func writeObject(_ object: [String: Any]) throws {
         bytes.append(UInt8(ascii: "{"))
         var first = true
         for key in object.keys.sorted() {
@@ -39,9 +50,23 @@ struct JSONWriter {
             first = false
             writeString(key)
             bytes.append(UInt8(ascii: ":"))
-            try write(object[key]!, path: path.isEmpty ? key : "\(path)[\(key)]")
+            path.append(.key(key))
+            try write(object[key]!)
+            path.removeLast()
         }
         bytes.append(UInt8(ascii: "}"))
+    }
+
+    /// `filter[since]`, `ids[2]`: where the writer is, for the error.
+    private func problem(_ reason: String) -> ParameterProblem {
+        var key = ""
+        for (position, step) in path.enumerated() {
+            switch step {
+            case let .key(name): key += position == 0 ? name : "[\(name)]"
+            case let .index(index): key += "[\(index)]"
+            }
+        }
+        return ParameterProblem(key: key, reason: reason)
     }
 
     private mutating func writeString(_ string: String) {

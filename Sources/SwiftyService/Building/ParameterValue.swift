@@ -18,6 +18,8 @@ enum ParameterValue {
         // Exact types first: dynamic casts would bridge NSNumber(1) to `true` and back.
         switch ObjectIdentifier(type(of: value)) {
         case ObjectIdentifier(String.self): self = .string(value as! String)
+        case ObjectIdentifier([String: Any].self): self = .object(value as! [String: Any])
+        case ObjectIdentifier([Any].self): self = .array(value as! [Any])
         case ObjectIdentifier(Int.self): self = .number(String(value as! Int))
         case ObjectIdentifier(Bool.self): self = .bool(value as! Bool)
         case ObjectIdentifier(Double.self): self = Self.number(value as! Double)
@@ -40,16 +42,17 @@ enum ParameterValue {
         }
     }
 
+    /// Containers first: asking a dictionary whether it bridges to `NSNumber` costs more than the rest.
     private static func classifyDynamically(_ value: Any) -> ParameterValue {
         if let optional = value as? any OptionalParameter {
             guard let wrapped = optional.wrappedParameter else { return .absent }
             return ParameterValue(wrapped)
         }
-        if value is NSNull { return .null }
-        if let number = value as? NSNumber { return Self.number(number) }
         if let object = value as? [String: Any] { return .object(object) }
         if let array = value as? [Any] { return .array(array) }
         if let string = value as? String { return .string(string) }
+        if value is NSNull { return .null }
+        if let number = value as? NSNumber { return Self.number(number) }
         return .unsupported("a value of type \(type(of: value)) has no JSON or query form; convert it first")
     }
 
@@ -91,6 +94,14 @@ extension Optional: OptionalParameter {
         case .none: nil
         }
     }
+}
+
+extension ParameterValue {
+    /// How deep parameters may nest: dictionaries and arrays inside one another, 100 levels at most. Deeper
+    /// ones are refused, rather than written by a recursion that could exhaust the stack.
+    static let maxDepth = 100
+
+    static let tooDeep = "it is nested deeper than \(maxDepth) levels"
 }
 
 /// A parameter that cannot be written, and where it sits (`filter[since]`).

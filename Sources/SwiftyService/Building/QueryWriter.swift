@@ -15,11 +15,11 @@ struct QueryWriter {
     mutating func write(_ parameters: [String: Any]) throws {
         bytes.reserveCapacity(bytes.count + parameters.count * 16)
         for key in parameters.keys.sorted() {
-            try write(parameters[key]!, key: key, keyIsEncoded: false)
+            try write(parameters[key]!, key: key, keyIsEncoded: false, depth: 1)
         }
     }
 
-    private mutating func write(_ value: Any, key: String, keyIsEncoded: Bool) throws {
+    private mutating func write(_ value: Any, key: String, keyIsEncoded: Bool, depth: Int) throws {
         switch ParameterValue(value) {
         case let .string(string): pair(key, keyIsEncoded, string)
         case let .number(number): pair(key, keyIsEncoded, number)
@@ -31,25 +31,31 @@ struct QueryWriter {
         case .null: pair(key, keyIsEncoded, "")
         case .absent: break
         case let .array(array):
+            guard depth < ParameterValue.maxDepth else { throw tooDeep(key, keyIsEncoded) }
             let base = encoded(key, keyIsEncoded)
             for (index, element) in array.enumerated() {
                 switch arrays {
-                case .brackets: try write(element, key: base + "%5B%5D", keyIsEncoded: true)
-                case .noBrackets: try write(element, key: base, keyIsEncoded: true)
-                case .indexed: try write(element, key: base + "%5B\(index)%5D", keyIsEncoded: true)
+                case .brackets: try write(element, key: base + "%5B%5D", keyIsEncoded: true, depth: depth + 1)
+                case .noBrackets: try write(element, key: base, keyIsEncoded: true, depth: depth + 1)
+                case .indexed: try write(element, key: base + "%5B\(index)%5D", keyIsEncoded: true, depth: depth + 1)
                 }
             }
         case let .object(object):
+            guard depth < ParameterValue.maxDepth else { throw tooDeep(key, keyIsEncoded) }
             let base = encoded(key, keyIsEncoded)
             for nestedKey in object.keys.sorted() {
                 let nested =
                     base + "%5B" + PercentEncoding.encode(nestedKey, keeping: PercentEncoding.isUnreserved)
                     + "%5D"
-                try write(object[nestedKey]!, key: nested, keyIsEncoded: true)
+                try write(object[nestedKey]!, key: nested, keyIsEncoded: true, depth: depth + 1)
             }
         case let .unsupported(reason):
             throw ParameterProblem(key: Self.readable(encoded(key, keyIsEncoded)), reason: reason)
         }
+    }
+
+    private func tooDeep(_ key: String, _ keyIsEncoded: Bool) -> ParameterProblem {
+        ParameterProblem(key: Self.readable(encoded(key, keyIsEncoded)), reason: ParameterValue.tooDeep)
     }
 
     private func encoded(_ key: String, _ isEncoded: Bool) -> String {

@@ -73,11 +73,16 @@ enum RequestBuilder {
         }
 
         let base = override?.base ?? draft.base ?? realm.base
-        let path =
-            draft.pathIsEncoded
-            ? draft.path
-            : PercentEncoding.encode(
-                draft.path.trimmingLeadingSlashes, keeping: PercentEncoding.isPathCharacter)
+        var pathProblem = draft.pathProblem
+        var path = draft.path
+        if !draft.pathIsEncoded {
+            switch PathEncoding.encode(draft.path) {
+            case let .success(encoded): path = encoded
+            case let .failure(problem):
+                pathProblem = problem.reason
+                path = PathEncoding.readable(draft.path)
+            }
+        }
         var urlString: String
         if path.isEmpty {
             urlString = base?.exact ?? ""
@@ -94,7 +99,7 @@ enum RequestBuilder {
         guard let base else { throw invalid(.missingBaseURL) }
         if let problem = base.problem { throw invalid(problem) }
         guard HTTPToken.isValid(method.rawValue) else { throw invalid(.invalidMethod(method.rawValue)) }
-        if let problem = draft.pathProblem { throw invalid(problem) }
+        if let problem = pathProblem { throw invalid(problem) }
 
         var headers = realm.headers
         for crud in crudMethods { if let specific = realm.crudHeaders[crud] { headers.merge(specific) } }
@@ -166,6 +171,11 @@ enum RequestBuilder {
         if let query, !query.isEmpty {
             urlString += "?"
             urlString += query
+        }
+        if urlString.utf8.count > TransportRules.maxURLLength {
+            // The error keeps the URL's start: a caller that logs `error.url` must not log megabytes.
+            throw ServiceError.invalidRequest(
+                .urlTooLong(length: urlString.utf8.count), method: method, url: urlString.abbreviatedURL)
         }
 
         if let reason = headers.firstInvalid() { throw invalid(reason) }
@@ -267,9 +277,3 @@ extension RequestDraft.Verb {
     }
 }
 
-extension String {
-    fileprivate var trimmingLeadingSlashes: String {
-        guard hasPrefix("/") else { return self }
-        return String(drop(while: { $0 == "/" }))
-    }
-}

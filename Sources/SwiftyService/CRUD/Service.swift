@@ -115,11 +115,14 @@ public final class Service: Sendable, CustomStringConvertible {
         draft.encoding = .query
         draft.body = body
         if let id {
-            if let segment = Self.segment(id) {
+            if let segment = PathEncoding.segment(id) {
                 draft.path = segment
                 draft.pathIsEncoded = true
             } else {
-                draft.pathProblem = .invalidIdentifier("the resource identifier is empty")
+                draft.pathProblem = .invalidIdentifier(
+                    id.isEmpty
+                        ? "the resource identifier is empty"
+                        : "the resource identifier '\(id)' cannot be one path segment: servers read it as a step up or in place")
             }
         }
         let queue = override?.callbackQueue ?? configuration.callbackQueue
@@ -128,17 +131,6 @@ public final class Service: Sendable, CustomStringConvertible {
             return ServicePromise(prepared)
         } catch {
             return ServicePromise(failedWith: error as! ServiceError, callbackQueue: queue)
-        }
-    }
-
-    /// An identifier as exactly one path segment: everything that could end or climb out of the segment
-    /// (`/`, `?`, `#`, `%`, `.` and `..`) is percent-encoded; an empty one is `nil`.
-    static func segment(_ id: String) -> String? {
-        switch id {
-        case "": nil
-        case ".": "%2E"
-        case "..": "%2E%2E"
-        default: PercentEncoding.encode(id, keeping: PercentEncoding.isSegmentCharacter)
         }
     }
 }

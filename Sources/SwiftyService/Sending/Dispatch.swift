@@ -82,6 +82,12 @@ extension PreparedRequest {
 
     /// One trip to the backend for a request a middleware may have changed; every status comes back.
     private func sendOnce(_ request: URLRequest, context: RequestContext) async throws -> Response {
+        // A middleware may have changed the request after it was checked: nothing unsafe goes out.
+        if let problem = TransportRules.problem(with: request) {
+            throw ServiceError.invalidRequest(
+                problem, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"),
+                url: (request.url?.absoluteString ?? "?").abbreviatedURL)
+        }
         let attempt = context.counter.increment()
         var attemptRequest = backendRequest
         attemptRequest.urlRequest = request

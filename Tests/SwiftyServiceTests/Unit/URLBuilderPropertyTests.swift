@@ -41,7 +41,8 @@ import FoundationNetworking
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<500 {
             let path = Self.randomText(using: &generator).replacingOccurrences(of: "/", with: "")
-            guard !path.isEmpty else { continue }
+            // `.` and `..` are refused, as InvalidRequestTests checks.
+            guard !path.isEmpty, path != ".", path != ".." else { continue }
             let url = try TestEndpoint(realm, "files/" + path).urlRequest().url!
             let components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
             #expect(components.percentEncodedQuery == nil, "\(path)")
@@ -56,7 +57,8 @@ import FoundationNetworking
         realm.use(.stub).register(users)
         for _ in 0..<300 {
             let id = Self.randomText(using: &generator)
-            guard !id.isEmpty else { continue }
+            // Empty, `.` and `..` identifiers are refused, as ServiceCRUDTests checks.
+            guard !id.isEmpty, id != ".", id != ".." else { continue }
             let url = try await users.retrieve(id).value.request.url!
             let components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
             let path = components.percentEncodedPath
@@ -65,6 +67,21 @@ import FoundationNetworking
             #expect(
                 !segment.contains("/") && components.percentEncodedQuery == nil && components.fragment == nil)
             #expect(segment.removingPercentEncoding == id)
+        }
+    }
+
+    @Test func randomPathSegmentValuesAreOneSegmentThatDecodesBackToThemselves() throws {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            let value = Self.randomText(using: &generator)
+            guard !value.isEmpty, value != ".", value != ".." else { continue }
+            let url = try TestEndpoint(realm, "files/\(pathSegment: value)/meta").urlRequest().url!
+            let components = try #require(URLComponents(url: url, resolvingAgainstBaseURL: false))
+            let path = components.percentEncodedPath
+            #expect(path.hasPrefix("/v1/files/") && path.hasSuffix("/meta"), "\(value.debugDescription)")
+            let segment = String(path.dropFirst("/v1/files/".count).dropLast("/meta".count))
+            #expect(!segment.contains("/") && components.percentEncodedQuery == nil && components.fragment == nil)
+            #expect(segment.removingPercentEncoding == value, "\(value.debugDescription)")
         }
     }
 }

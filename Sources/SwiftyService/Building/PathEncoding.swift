@@ -1,0 +1,112 @@
+/// An endpoint's `path` as it goes into the URL: plain text, percent-encoded segment by segment, with the
+/// values written with `\(pathSegment:)` kept as exactly one segment each.
+///
+/// A `.` or `..` segment is refused, in any spelling a server may decode to one (`%2E%2E`): it would move
+/// the request out of its base path.
+enum PathEncoding {
+    /// Brackets a value that `appendInterpolation(pathSegment:)` has encoded already. Unicode noncharacters:
+    /// never part of interchanged text, and percent-encoded like any other when they come from outside.
+    static let valueStart = Unicode.Scalar(0xFDD0)!
+    static let valueEnd = Unicode.Scalar(0xFDD1)!
+
+    /// A value as exactly one path segment: `/`, `?`, `#`, `%` and everything else a segment cannot hold
+    /// percent-encoded; `nil` for an empty value, `.` and `..`, which no encoding keeps in one segment.
+    static func segment(_ value: String) -> String? {
+        guard !value.isEmpty, value != ".", value != ".." else { return nil }
+        return PercentEncoding.encode(value, keeping: PercentEncoding.isSegmentCharacter)
+    }
+
+    /// The path percent-encoded, leading slashes dropped; or why it cannot be sent.
+    static func encode(_ path: String) -> Result<String, Problem> {
+        var trimmed = Substring(path)
+        while trimmed.first == "/" { trimmed = trimmed.dropFirst() }
+        // The usual path: nothing to encode, no value markers (they are not ASCII), no dot at all.
+        if trimmed.utf8.allSatisfy(PercentEncoding.isPathCharacter) {
+            guard trimmed.utf8.contains(UInt8(ascii: ".")) else { return .success(String(trimmed)) }
+            return hasDotSegment(trimmed) ? .failure(Problem(.dotSegment(path: readable(path)))) : .success(String(trimmed))
+        }
+        var encoded: [UInt8] = []
+        encoded.reserveCapacity(trimmed.utf8.count + 16)
+        // Scalars, not Characters: a marker must be found even where a neighbour would join it into one grapheme.
+        var rest = trimmed.unicodeScalars[...]
+        while let start = rest.firstIndex(of: valueStart) {
+            PercentEncoding.append(
+                String(rest[..<start]), to: &encoded, keeping: PercentEncoding.isPathCharacter)
+            let afterStart = rest.index(after: start)
+            guard let end = rest[afterStart...].firstIndex(of: valueEnd) else {
+                rest = rest[start...]
+                break
+            }
+            let value = String(rest[afterStart..<end])
+            let decoded = value.removingPercentEncoding ?? value
+            if decoded.isEmpty {
+                return .failure(
+                    Problem(.invalidIdentifier("a \\(pathSegment:) value in the path '\(readable(path))' is empty")))
+            }
+            if decoded == "." || decoded == ".." { return .failure(Problem(.dotSegment(path: readable(path)))) }
+            // Only what `segment(_:)` writes passes as a value: anything else did not come from the marker API.
+            guard segment(decoded) == value else {
+                return .failure(
+                    Problem(
+                        .invalidIdentifier(
+                            "the path '\(readable(path))' holds a segment marker that \\(pathSegment:) did not write")))
+            }
+            encoded.append(contentsOf: value.utf8)
+            rest = rest[rest.index(after: end)...]
+        }
+        PercentEncoding.append(String(rest), to: &encoded, keeping: PercentEncoding.isPathCharacter)
+        let result = String(decoding: encoded, as: UTF8.self)
+        return hasDotSegment(Substring(result)) ? .failure(Problem(.dotSegment(path: readable(path)))) : .success(result)
+    }
+
+    /// Why a path cannot be sent.
+    struct Problem: Error {
+        let reason: ServiceError.InvalidRequestReason
+        init(_ reason: ServiceError.InvalidRequestReason) { self.reason = reason }
+    }
+
+    /// The path as error messages show it: without the markers around its values.
+    static func readable(_ path: String) -> String {
+        String(String.UnicodeScalarView(path.unicodeScalars.filter { $0 != valueStart && $0 != valueEnd }))
+    }
+
+    private static func hasDotSegment(_ encodedPath: Substring) -> Bool {
+        encodedPath.split(separator: "/", omittingEmptySubsequences: false).contains(where: isDotSegment)
+    }
+
+    /// `.` or `..`, also written `%2E` (RFC 3986 §2.3: the same character, and servers decode it first).
+    private static func isDotSegment(_ segment: Substring) -> Bool {
+        guard !segment.isEmpty, segment.utf8.count <= 6 else { return false }
+        var dots = 0
+        var bytes = segment.utf8[...]
+        while let byte = bytes.first {
+            if byte == UInt8(ascii: ".") {
+                bytes = bytes.dropFirst()
+            } else if bytes.starts(with: "%2E".utf8) || bytes.starts(with: "%2e".utf8) {
+                bytes = bytes.dropFirst(3)
+            } else {
+                return false
+            }
+            dots += 1
+        }
+        return dots <= 2
+    }
+}
+
+extension DefaultStringInterpolation {
+    /// Writes `value` into an endpoint's `path` as exactly one segment, whatever it holds: use it for values
+    /// from outside, `"users/\(pathSegment: name)/posts"`.
+    ///
+    /// `/`, `?`, `#` and `%` are percent-encoded, so the value can neither add segments nor end the path;
+    /// an empty value, `.` and `..` make the request fail with ``ServiceError/invalidRequest(_:method:url:)``
+    /// before anything is sent. The string holds markers that only the request builder reads: use it as a
+    /// `path`, not as text to show.
+    public mutating func appendInterpolation(pathSegment value: some CustomStringConvertible) {
+        let text = value.description
+        appendLiteral(String(Character(PathEncoding.valueStart)))
+        // An empty value stays empty between the markers, and so does `.` or `..` left as it is: the builder
+        // refuses both.
+        appendLiteral(PathEncoding.segment(text) ?? (text.isEmpty ? "" : text))
+        appendLiteral(String(Character(PathEncoding.valueEnd)))
+    }
+}
