@@ -61,7 +61,7 @@ public final class ServicePromise: Sendable {
     init(_ prepared: PreparedRequest) {
         request = prepared.urlRequest
         callbackQueue = prepared.callbackQueue
-        handle = RequestHandle(request: prepared.urlRequest)
+        handle = prepared.makeHandle()
         prepared.start(handle) { [self] in settle($0) }
     }
 

@@ -7,7 +7,7 @@ import FoundationNetworking
 extension PreparedRequest {
     /// Sends the request; `delivery` runs exactly once, on the realm's callback queue if it has one.
     func start(delivering delivery: @escaping RequestHandle.Delivery) -> RequestHandle {
-        let handle = RequestHandle(request: urlRequest)
+        let handle = makeHandle()
         if let callbackQueue {
             start(handle) { result in callbackQueue.async { delivery(result) } }
         } else {
@@ -22,7 +22,9 @@ extension PreparedRequest {
         guard handle.begin(delivering: delivery) else { return }
         if let resourceTimeout { handle.expire(after: resourceTimeout) }
         guard middleware.isEmpty else {
-            let task = Task { handle.finish(await outcomeThroughChain()) }
+            let task = Task {
+                handle.finish(settling: await throughChain(), with: conclude, otherwise: discard)
+            }
             handle.attach(BackendTask { task.cancel() })
             return
         }
@@ -33,8 +35,18 @@ extension PreparedRequest {
             handle.finish(.failure(ServiceError(error, request: urlRequest)))
             return
         }
-        let task = backend.send(sent) { result in handle.finish(conclude(result)) }
+        let request = urlRequest
+        let task = backend.send(sent) { result in
+            handle.finish(
+                settling: result.mapError { ServiceError($0, request: request) }, with: conclude,
+                otherwise: discard)
+        }
         handle.attach(task)
+    }
+
+    /// The handle of this request, which stops its progress reports when it ends without its answer.
+    func makeHandle() -> RequestHandle {
+        RequestHandle(request: urlRequest, progress: backendRequest.progress)
     }
 
     /// Sends the request and waits for the answer; cancelling the task cancels the request.
@@ -42,8 +54,8 @@ extension PreparedRequest {
     func response() async throws -> Response {
         // The chain runs in the caller's task, which carries cancellation, unless a resource timeout must be
         // able to end the wait: then through a handle, as without middleware.
-        if !middleware.isEmpty && resourceTimeout == nil { return try await outcomeThroughChain().get() }
-        let handle = RequestHandle(request: urlRequest)
+        if !middleware.isEmpty && resourceTimeout == nil { return try await conclude(throughChain()).get() }
+        let handle = makeHandle()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 start(handle) { continuation.resume(with: $0) }
@@ -53,16 +65,14 @@ extension PreparedRequest {
         }
     }
 
-    /// Runs the middleware chain, then judges the status of what comes out of it.
-    private func outcomeThroughChain() async -> Result<Response, ServiceError> {
+    /// Runs the middleware chain: the response that comes out of it, whatever its status, or the failure.
+    private func throughChain() async -> Result<Response, ServiceError> {
         let context = RequestContext(
             endpoint: backendRequest.endpoint, crudMethod: backendRequest.crudMethod,
             redaction: backendRequest.redaction, counter: AttemptCounter())
         do {
-            let response = try await link(0, context: context)(urlRequest)
-            return conclude(.success(response))
+            return .success(try await link(0, context: context)(urlRequest))
         } catch {
-            discardDownload()
             return .failure(ServiceError(error, request: urlRequest, attempts: context.attempts))
         }
     }
@@ -122,11 +132,12 @@ extension PreparedRequest {
 
     /// Judges the backend's answer: status, decoded error body, a download moved into place, and the
     /// final 100% progress reports.
-    func conclude(_ result: Result<Response, any Error>) -> Result<Response, ServiceError> {
+    func conclude(_ result: Result<Response, ServiceError>) -> Result<Response, ServiceError> {
         guard case var .success(response) = result else {
             discardDownload()
             return Self.outcome(
-                of: result, request: urlRequest, validStatusCodes: validStatusCodes, errorBody: errorBody)
+                of: result.mapError { $0 }, request: urlRequest, validStatusCodes: validStatusCodes,
+                errorBody: errorBody)
         }
         if let limit = backendRequest.maxResponseSize, response.data.count > limit {
             // The backend could not stop it earlier; at least it goes no further.
@@ -164,6 +175,11 @@ extension PreparedRequest {
         return Self.outcome(
             of: .success(response), request: urlRequest, validStatusCodes: validStatusCodes,
             errorBody: errorBody)
+    }
+
+    /// Cleans up after an answer that is not delivered (the request was cancelled or timed out first).
+    func discard(_ answer: Result<Response, ServiceError>) {
+        discardDownload()
     }
 
     /// Removes what a failed or refused download left behind.

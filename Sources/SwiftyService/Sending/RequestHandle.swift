@@ -31,14 +31,18 @@ public final class RequestHandle: Sendable {
 
     private let state: Locked<State>
     private let request: URLRequest?
+    /// The caller's progress reports, which end with a cancellation or a timeout.
+    private let progress: ProgressThrottle?
 
-    init(request: URLRequest) {
+    init(request: URLRequest, progress: ProgressThrottle? = nil) {
         self.request = request
+        self.progress = progress
         state = .make(State())
     }
 
     private init() {
         request = nil
+        progress = nil
         state = .make(State(isFinished: true))
     }
 
@@ -60,6 +64,7 @@ public final class RequestHandle: Sendable {
             return state.end()
         }
         deadline?.cancel()
+        if delivery != nil { progress?.stop() }
         if let delivery, let request { delivery(.failure(.cancelled(request))) }
         task?.cancel()
     }
@@ -83,6 +88,7 @@ public final class RequestHandle: Sendable {
         }
         // The caller hears first: stopping a transfer can take a while (URLSession on Linux waits for the
         // transfer's next event).
+        if delivery != nil { progress?.stop() }
         if let delivery, let request { delivery(.failure(.timedOut(request))) }
         task?.cancel()
     }
@@ -107,6 +113,24 @@ public final class RequestHandle: Sendable {
             return false
         }
         if cancelNow { task.cancel() }
+    }
+
+    /// Ends the request with what the backend or the chain answered, unless it was cancelled or timed out
+    /// first: then `settle` — the effects of that answer (a download moved into place, the last progress
+    /// reports) — runs and its outcome is delivered; otherwise `discard` cleans up after the answer. Once
+    /// `settle` has begun, a cancellation comes too late and changes nothing.
+    func finish(
+        settling answer: Result<Response, ServiceError>,
+        with settle: (Result<Response, ServiceError>) -> Result<Response, ServiceError>,
+        otherwise discard: (Result<Response, ServiceError>) -> Void
+    ) {
+        let (delivery, _, deadline) = state.withLock { state -> (Delivery?, BackendTask?, Deadline?) in
+            guard !state.isFinished else { return (nil, nil, nil) }
+            return state.end()
+        }
+        guard let delivery else { return discard(answer) }
+        deadline?.cancel()
+        delivery(settle(answer))
     }
 
     /// Delivers the result, unless the handle was cancelled or finished already.

@@ -49,13 +49,20 @@ final class ProgressThrottle: Sendable {
     private let handler: @Sendable (TransferProgress) -> Void
     private let interval: TimeInterval
     private let state = Locked.make([TransferProgress.Direction: Last]())
+    private let stopped = Locked.make(false)
 
     init(interval: TimeInterval = 0.05, handler: @escaping @Sendable (TransferProgress) -> Void) {
         self.interval = interval
         self.handler = handler
     }
 
+    /// Passes nothing more on: the request ended without this transfer's outcome (cancelled, timed out).
+    func stop() {
+        stopped.withLock { $0 = true }
+    }
+
     func report(_ progress: TransferProgress) {
+        guard !stopped.value else { return }
         let now = ProcessInfo.processInfo.systemUptime
         let pass = state.withLock { table -> Bool in
             var last = table[progress.direction] ?? Last()
@@ -75,6 +82,7 @@ final class ProgressThrottle: Sendable {
 
     /// The final report of a direction: everything that moved, as 100%.
     func finish(_ direction: TransferProgress.Direction, total: Int64) {
+        guard !stopped.value else { return }
         let pass = state.withLock { table -> Bool in
             var last = table[direction] ?? Last()
             guard !last.finished else { return false }
