@@ -161,19 +161,13 @@ public final class StubBackend: NetworkBackend {
         let delay = asked > 0 ? asked : 0
         let timeout = request.urlRequest.timeoutInterval.usableTimeout
         // The answer or the cancellation, whichever comes first, calls back; the other does nothing.
-        let answered = Locked.make(false)
-        let first: @Sendable () -> Bool = {
-            answered.withLock { answered in
-                defer { answered = true }
-                return !answered
-            }
-        }
+        let once = OnceCompletion(completion)
         DispatchQueue.global().asyncAfter(deadline: .now() + min(delay, timeout)) {
-            guard first() else { return }
+            guard let completion = once.take() else { return }
             completion(delay > timeout ? .failure(URLError(.timedOut)) : Self.respond(request, with: answer))
         }
         return BackendTask {
-            guard first() else { return }
+            guard let completion = once.take() else { return }
             DispatchQueue.global().async { completion(.failure(URLError(.cancelled))) }
         }
     }

@@ -83,13 +83,13 @@ extension SwiftyServiceProtocol {
 
     func send(
         override: RealmConfiguration?, progress: (@Sendable (TransferProgress) -> Void)? = nil,
-        delivering delivery: @escaping RequestHandle.Delivery
+        delivering delivery: @escaping Exchange.Waiter
     ) -> RequestHandle {
         do {
             return try prepare(override: override, progress: progress).start(delivering: delivery)
         } catch {
             let queue = override?.callbackQueue ?? realm.configuration.callbackQueue
-            return deliverEarly(error as! ServiceError, on: queue, to: delivery)
+            return Exchange.failed(error as! ServiceError, delivering: delivery, on: queue)
         }
     }
 

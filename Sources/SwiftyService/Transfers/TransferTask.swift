@@ -7,27 +7,31 @@ import Foundation
 public final class TransferTask: Sendable {
     /// The progress reports, ending when the request ends.
     public let progress: AsyncStream<TransferProgress>
-    private let promise: ServicePromise
+    private let exchange: Exchange
 
     init(_ prepare: (@escaping @Sendable (TransferProgress) -> Void) -> Result<PreparedRequest, ServiceError>)
     {
         let (stream, continuation) = AsyncStream.makeStream(of: TransferProgress.self)
         progress = stream
         switch prepare({ continuation.yield($0) }) {
-        case let .success(prepared): promise = ServicePromise(prepared)
-        case let .failure(error): promise = ServicePromise(failedWith: error, callbackQueue: nil)
+        case let .success(prepared):
+            exchange = prepared.makeExchange()
+            exchange.wait { _ in continuation.finish() }
+            prepared.start(exchange)
+        case let .failure(error):
+            exchange = Exchange(failed: error)
+            continuation.finish()
         }
-        promise.then { _ in continuation.finish() }
     }
 
     /// The response, once the request is over.
     /// - Throws: ``ServiceError`` only.
     public var response: Response {
-        get async throws { try await promise.value }
+        get async throws { try await exchange.outcome(cancelling: false).get() }
     }
 
     /// Stops the transfer; a partial download is removed.
     public func cancel() {
-        promise.cancel()
+        exchange.cancel()
     }
 }

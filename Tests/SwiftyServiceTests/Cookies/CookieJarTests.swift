@@ -514,7 +514,8 @@ import Testing
                 group.addTask {
                     let site = URL(string: "https://t\(task).example.com/")!
                     var duplicates = 0
-                    for operation in 0..<500 {
+                    // Few operations, many interleavings: the suite shares two threads with every other suite.
+                    for operation in 0..<100 {
                         jar.store(setCookieHeaders: ["c\(operation % 10)=\(operation); Max-Age=600"], from: site)
                         let names = jar.cookies(for: site).map(\.name)
                         if Set(names).count != names.count { duplicates += 1 }
@@ -529,7 +530,7 @@ import Testing
         #expect(jar.cookies.count == 80)
         for task in 0..<8 {
             let values = Set(jar.cookies(for: url("https://t\(task).example.com/")).map { "\($0.name)=\($0.value)" })
-            #expect(values == Set((490..<500).map { "c\($0 % 10)=\($0)" }))
+            #expect(values == Set((90..<100).map { "c\($0 % 10)=\($0)" }))
         }
     }
 
