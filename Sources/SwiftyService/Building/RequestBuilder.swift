@@ -14,8 +14,8 @@ struct RequestDraft {
     }
 
     var verb: Verb
-    /// A base URL of the request's own (a ``Service``'s, or an endpoint's that differs from its realm's).
-    var base: BaseURL?
+    /// What the endpoint (or the ``Service``) sets itself: base URL, headers, middleware, statuses, error body.
+    var layer = Settings()
     /// Appended to the base URL after one `/`.
     var path: String = ""
     /// Whether `path` is percent-encoded already (CRUD identifiers are).
@@ -25,13 +25,14 @@ struct RequestDraft {
     var parameters: [String: Any]?
     var encoding: ParameterEncoding = .automatic
     var body: RequestBody?
-    var headers: HTTPHeaderDictionary?
     var sampleData = Data()
-    var validStatusCodes: StatusCodes = .realmDefault
-    var middleware: [any Middleware] = []
-    var errorBody: ErrorBody?
     var download: DownloadDestination?
     var endpoint: (any SwiftyServiceProtocol)?
+
+    var crudMethod: CRUDMethod? {
+        if case let .crud(crud) = verb { return crud }
+        return nil
+    }
 }
 
 /// A built request and everything needed to send it: the realm's decisions, frozen at build time.
@@ -40,7 +41,7 @@ struct PreparedRequest: Sendable {
     let backend: any NetworkBackend
     let callbackQueue: DispatchQueue?
     let validStatusCodes: StatusCodes
-    /// Realm's, endpoint's and override's middleware, outermost first; empty on the fast path.
+    /// Realm's, endpoint's and overrides' middleware, outermost first; empty on the fast path.
     let middleware: [any Middleware]
     let errorBody: ErrorBody?
     /// The deadline for the whole request, if the realm sets one.
@@ -49,231 +50,97 @@ struct PreparedRequest: Sendable {
     var urlRequest: URLRequest { backendRequest.urlRequest }
 }
 
-/// Turns a draft, a realm snapshot and an optional one-off override into a `URLRequest`.
-///
-/// Precedence, lowest to highest: realm global → realm per-CRUD → endpoint → override global →
-/// override per-CRUD.
+/// Turns a draft and its settings (realm, endpoint, one-off overrides) into a request, without I/O: resolve
+/// the method → write the URL → write the body → check what would be sent → assemble.
 enum RequestBuilder {
-    static func prepare(
-        _ draft: RequestDraft, realm: RealmConfiguration, override: RealmConfiguration?
-    ) throws -> PreparedRequest {
-        let method: HTTPMethod
-        var crudMethods: [CRUDMethod] = []
-        var crudMap = realm.crudMap
-        if let override, !override.crudMapOverrides.isEmpty {
-            crudMap.merge(override.crudMapOverrides) { $1 }
+    static func prepare(_ draft: RequestDraft, realm: Settings, overrides: [Settings]) throws(ServiceError)
+        -> PreparedRequest
+    {
+        let settings = SettingsStack(realm: realm, endpoint: draft.layer, overrides: overrides)
+        let (method, crudMethods) = resolve(draft.verb, in: settings.crudMap)
+        var target = URLTarget(draft, base: settings.top(\.base), method: method)
+        try target.check()
+        let body = try BodyWriter.write(draft, method: method, into: &target)
+        let url = try target.url()
+        var headers = settings.headers(for: crudMethods)
+        if let reason = headers.firstInvalid() { throw target.invalid(reason) }
+        if let contentType = body.contentType, headers.value(for: "Content-Type") == nil {
+            headers.set("Content-Type", contentType)
         }
-        switch draft.verb {
-        case let .http(httpMethod):
-            method = httpMethod
-            for crud in CRUDMethod.allCases where crudMap[crud] == httpMethod { crudMethods.append(crud) }
-        case let .crud(crud):
-            method = crudMap[crud] ?? .get
-            crudMethods = [crud]
-        }
-
-        let base = override?.base ?? draft.base ?? realm.base
-        var pathProblem = draft.pathProblem
-        var path = draft.path
-        if !draft.pathIsEncoded {
-            switch PathEncoding.encode(draft.path) {
-            case let .success(encoded): path = encoded
-            case let .failure(problem):
-                pathProblem = problem.reason
-                path = PathEncoding.readable(draft.path)
-            }
-        }
-        var urlString: String
-        if path.isEmpty {
-            urlString = base?.exact ?? ""
-        } else {
-            urlString = base?.prefix ?? ""
-            urlString += "/"
-            urlString += path
-        }
-
-        func invalid(_ reason: ServiceError.InvalidRequestReason) -> ServiceError {
-            .invalidRequest(reason, method: method, url: urlString.isEmpty ? draft.path : urlString)
-        }
-
-        guard let base else { throw invalid(.missingBaseURL) }
-        if let problem = base.problem { throw invalid(problem) }
-        guard HTTPToken.isValid(method.rawValue) else { throw invalid(.invalidMethod(method.rawValue)) }
-        if let problem = pathProblem { throw invalid(problem) }
-
-        var headers = realm.headers
-        for crud in crudMethods { if let specific = realm.crudHeaders[crud] { headers.merge(specific) } }
-        if let endpointHeaders = draft.headers { headers.merge(endpointHeaders) }
-        if let override {
-            headers.merge(override.headers)
-            for crud in crudMethods {
-                if let specific = override.crudHeaders[crud] { headers.merge(specific) }
-            }
-        }
-
-        var query = base.query.map(String.init)
-        var body: Data?
-        var bodyFile: BodyFile?
-        var contentType: String?
-        do {
-            if let bodyOfItsOwn = draft.body {
-                if draft.parameters != nil,
-                    draft.encoding.destination == .form || draft.encoding.destination == .json
-                {
-                    throw invalid(
-                        .conflictingBody(
-                            "the endpoint has a body and also asks for its parameters in the body"))
-                }
-                if let parameters = draft.parameters {
-                    query = try appendQuery(parameters, draft.encoding, to: query)
-                }
-                contentType = bodyOfItsOwn.contentType
-                switch bodyOfItsOwn.content {
-                case let .data(data): body = data
-                case let .unencodable(reason): throw invalid(.unencodableBody(reason))
-                case let .file(url):
-                    guard FileManager.default.isReadableFile(atPath: url.path) else {
-                        throw invalid(.invalidBody("the file '\(url.path)' cannot be read"))
-                    }
-                    bodyFile = BodyFile(url: url, isTemporary: false)
-                case let .multipart(form):
-                    do {
-                        let (encoded, type) = try form.encode()
-                        contentType = type
-                        switch encoded {
-                        case let .data(data): body = data
-                        case let .file(file): bodyFile = file
-                        }
-                    } catch let problem as MultipartProblem {
-                        throw invalid(.invalidBody(problem.reason))
-                    }
-                }
-            } else if let parameters = draft.parameters {
-                switch draft.encoding.destination {
-                case .automatic where method.prefersQueryParameters, .query:
-                    query = try appendQuery(parameters, draft.encoding, to: query)
-                case .form:
-                    var writer = QueryWriter(draft.encoding)
-                    try writer.write(parameters)
-                    body = Data(writer.bytes)
-                    contentType = "application/x-www-form-urlencoded; charset=utf-8"
-                case .automatic, .json:
-                    var writer = JSONWriter()
-                    try writer.write(parameters)
-                    body = Data(writer.bytes)
-                    contentType = "application/json"
-                }
-            }
-        } catch let problem as ParameterProblem {
-            throw invalid(.unencodableParameter(key: problem.key, reason: problem.reason))
-        }
-
-        if let query, !query.isEmpty {
-            urlString += "?"
-            urlString += query
-        }
-        if urlString.utf8.count > TransportRules.maxURLLength {
-            // The error keeps the URL's start: a caller that logs `error.url` must not log megabytes.
-            throw ServiceError.invalidRequest(
-                .urlTooLong(length: urlString.utf8.count), method: method, url: urlString.abbreviatedURL)
-        }
-
-        if let reason = headers.firstInvalid() { throw invalid(reason) }
+        let timeouts = try Timeouts(settings, target)
         if let download = draft.download, !download.replacesExisting,
             FileManager.default.fileExists(atPath: download.url.path)
         {
-            throw invalid(.downloadDestinationExists(download.url.path))
+            throw target.invalid(.downloadDestinationExists(download.url.path))
         }
-        if let contentType, headers.value(for: "Content-Type") == nil {
-            headers.set("Content-Type", contentType)
-        }
-        guard let url = URL(string: urlString) else {
-            throw invalid(.malformedURL("'\(urlString)' is not a valid URL"))
-        }
-
-        let timeout = override?.timeoutOverride ?? realm.timeout
-        let resourceTimeout = override?.resourceTimeout ?? realm.resourceTimeout
-        if !(timeout > 0) {
-            throw invalid(.invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds"))
-        }
-        if let resourceTimeout, !(resourceTimeout > 0) {
-            throw invalid(
-                .invalidTimeout(
-                    "the resource timeout is \(resourceTimeout) s; it must be more than 0 seconds"))
-        }
-
         var request = URLRequest(url: url)
         // GET is URLRequest's default, and setting the method costs a normalization pass on Linux.
         if method != .get { request.httpMethod = method.rawValue }
-        request.timeoutInterval = min(timeout, .longestTimeout)
-        request.cachePolicy = cachePolicy(realm: realm, override: override, crudMethods: crudMethods)
+        request.timeoutInterval = timeouts.request
+        request.cachePolicy = settings.cachePolicy(for: crudMethods)
         if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
-        request.httpBody = body
-
-        var prepared = PreparedRequest(
-            backendRequest: BackendRequest(
-                urlRequest: request, endpoint: draft.endpoint, crudMethod: draft.verb.crudMethod,
-                sampleData: draft.sampleData,
-                redaction: override.map { realm.redaction.union($0.redaction) } ?? realm.redaction,
-                bodyFile: bodyFile, download: draft.download),
-            backend: override?.backendOverride ?? realm.backend,
-            callbackQueue: override?.callbackQueue ?? realm.callbackQueue,
-            validStatusCodes: override?.validStatusCodes
-                ?? (draft.validStatusCodes.isInherited
-                    ? realm.validStatusCodes ?? .successful : draft.validStatusCodes),
-            middleware: middleware(realm: realm, draft: draft, override: override),
-            errorBody: override?.errorBody ?? draft.errorBody ?? realm.errorBody,
-            resourceTimeout: resourceTimeout.map { min($0, .longestTimeout) }
-        )
-        prepared.backendRequest.maxResponseSize = override?.maxResponseSize ?? realm.maxResponseSize
-        return prepared
+        request.httpBody = body.data
+        return assemble(request, draft, settings, body.file, timeouts.resource)
     }
 
-    private static func middleware(
-        realm: RealmConfiguration, draft: RequestDraft, override: RealmConfiguration?
-    )
-        -> [any Middleware]
-    {
+    /// The HTTP method, and the CRUD methods whose per-CRUD settings apply to it.
+    private static func resolve(_ verb: RequestDraft.Verb, in crudMap: CRUDMap) -> (HTTPMethod, [CRUDMethod]) {
+        switch verb {
+        case let .http(method):
+            return (method, CRUDMethod.allCases.filter { crudMap[$0] == method })
+        case let .crud(crud):
+            return (crudMap[crud] ?? .get, [crud])
+        }
+    }
+
+    private static func assemble(
+        _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack, _ bodyFile: BodyFile?,
+        _ resourceTimeout: TimeInterval?
+    ) -> PreparedRequest {
+        var backendRequest = BackendRequest(
+            urlRequest: request, endpoint: draft.endpoint, crudMethod: draft.crudMethod,
+            sampleData: draft.sampleData, redaction: settings.redaction, bodyFile: bodyFile,
+            download: draft.download)
+        backendRequest.maxResponseSize = settings.top(\.maxResponseSize)
+        return PreparedRequest(
+            backendRequest: backendRequest,
+            backend: settings.top(\.backend) ?? URLSessionBackend.shared,
+            callbackQueue: settings.top(\.callbackQueue),
+            validStatusCodes: settings.top(\.validStatusCodes) ?? .successful,
+            middleware: middleware(settings, draft),
+            errorBody: settings.top(\.errorBody),
+            resourceTimeout: resourceTimeout)
+    }
+
+    /// The layers' middleware, then the realm's cache and coalescing, innermost.
+    private static func middleware(_ settings: SettingsStack, _ draft: RequestDraft) -> [any Middleware] {
         // Downloads go to a file of their own, so they are neither cached in memory nor shared with others.
-        let coalescer = draft.download == nil ? override?.coalescer ?? realm.coalescer : nil
-        let cache = draft.download == nil ? override?.cache ?? realm.cache : nil
-        guard
-            !draft.middleware.isEmpty || !(override?.middleware.isEmpty ?? true) || coalescer != nil
-                || cache != nil
-        else { return realm.middleware }
-        var chain = realm.middleware + draft.middleware + (override?.middleware ?? [])
+        let coalescer = draft.download == nil ? settings.top(\.coalescer) : nil
+        let cache = draft.download == nil ? settings.top(\.cache) : nil
+        var chain = settings.middleware
         if let cache { chain.append(CacheMiddleware(cache: cache)) }
         if let coalescer { chain.append(coalescer) }
         return chain
     }
+}
 
-    private static func appendQuery(
-        _ parameters: [String: Any], _ encoding: ParameterEncoding, to query: String?
-    )
-        throws -> String
-    {
-        var writer = QueryWriter(encoding)
-        try writer.write(parameters)
-        let written = String(decoding: writer.bytes, as: UTF8.self)
-        guard let query, !query.isEmpty else { return written }
-        return written.isEmpty ? query : query + "&" + written
-    }
+/// The request and resource timeouts, checked: NaN, 0 or less are refused; longer than
+/// ``Swift/Double/longestTimeout`` counts as that.
+struct Timeouts {
+    let request: TimeInterval
+    let resource: TimeInterval?
 
-    private static func cachePolicy(
-        realm: RealmConfiguration, override: RealmConfiguration?, crudMethods: [CRUDMethod]
-    ) -> URLRequest.CachePolicy {
-        func specific(_ configuration: RealmConfiguration) -> URLRequest.CachePolicy? {
-            crudMethods.reversed().lazy.compactMap { configuration.crudCachePolicies[$0] }.first
+    init(_ settings: SettingsStack, _ target: URLTarget) throws(ServiceError) {
+        let timeout = settings.top(\.timeout) ?? RealmConfiguration.defaultTimeout
+        let resourceTimeout = settings.top(\.resourceTimeout)
+        if !(timeout > 0) {
+            throw target.invalid(.invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds"))
         }
-        if let override, let policy = specific(override) ?? override.globalCachePolicy { return policy }
-        return specific(realm) ?? realm.globalCachePolicy ?? .useProtocolCachePolicy
+        if let resourceTimeout, !(resourceTimeout > 0) {
+            throw target.invalid(
+                .invalidTimeout("the resource timeout is \(resourceTimeout) s; it must be more than 0 seconds"))
+        }
+        request = min(timeout, .longestTimeout)
+        resource = resourceTimeout.map { min($0, .longestTimeout) }
     }
 }
-
-extension RequestDraft.Verb {
-    var crudMethod: CRUDMethod? {
-        if case let .crud(crud) = self { return crud }
-        return nil
-    }
-}
-

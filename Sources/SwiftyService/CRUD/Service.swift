@@ -22,12 +22,24 @@ public final class Service: Sendable, CustomStringConvertible {
     /// The resource's URL: the collection, e.g. `…/users`.
     public let baseURL: URL
     private let base: BaseURL
-    private let registration = Locked<ServiceRealm?>.make(nil)
+    /// Shared with every override view of this service: registering either registers both.
+    private let registration: Locked<ServiceRealm?>
+    /// The one-off settings of an override view, oldest first; none for the service itself.
+    private let oneOff: [Settings]
 
     /// A resource at `baseURL`.
     public init(baseURL: URL) {
         self.baseURL = baseURL
         base = BaseURL(baseURL)
+        registration = .make(nil)
+        oneOff = []
+    }
+
+    private init(viewing service: Service, adding layer: Settings) {
+        baseURL = service.baseURL
+        base = service.base
+        registration = service.registration
+        oneOff = service.oneOff + [layer]
     }
 
     /// The realm the service is registered in, or ``ServiceRealm/default``.
@@ -41,7 +53,8 @@ public final class Service: Sendable, CustomStringConvertible {
         registration.withLock { $0 = realm }
     }
 
-    /// A view of this service whose calls carry one-off settings on top of the realm's.
+    /// A view of this service whose calls carry one-off settings on top of the realm's (and of this view's
+    /// own, when it is an override already).
     ///
     /// ```swift
     /// users.override { configuration in
@@ -53,66 +66,64 @@ public final class Service: Sendable, CustomStringConvertible {
     public func override(_ configure: (inout RealmConfiguration) -> Void) -> ServiceOverride {
         var configuration = RealmConfiguration()
         configure(&configuration)
-        return ServiceOverride(service: self, configuration: configuration)
+        return Service(viewing: self, adding: configuration.settings)
     }
 
     /// Creates a resource from raw bytes: `POST base` (as mapped), sent as `application/octet-stream`
     /// unless a Content-Type is set.
     public func create(_ body: Data) -> ServicePromise {
-        perform(.create, body: .data(body), override: nil)
+        perform(.create, body: .data(body))
     }
 
     /// Creates a resource from a value encoded as JSON: `POST base` (as mapped). Without an encoder,
     /// keys are sorted so the same value always makes the same bytes.
     public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder? = nil) -> ServicePromise {
-        perform(.create, body: .json(body, encoder: encoder), override: nil)
+        perform(.create, body: .json(body, encoder: encoder))
     }
 
     /// Creates a resource from any ``RequestBody``: a file (streamed), a multipart form, bytes or JSON.
     public func create(_ body: RequestBody) -> ServicePromise {
-        perform(.create, body: body, override: nil)
+        perform(.create, body: body)
     }
 
     /// Retrieves the collection: `GET base` (as mapped), with optional query parameters.
     public func retrieve(query: [String: Any]? = nil) -> ServicePromise {
-        perform(.retrieve, query: query, override: nil)
+        perform(.retrieve, query: query)
     }
 
     /// Retrieves one resource: `GET base/id` (as mapped), with optional query parameters.
     public func retrieve(_ id: String, query: [String: Any]? = nil) -> ServicePromise {
-        perform(.retrieve, id: id, query: query, override: nil)
+        perform(.retrieve, id: id, query: query)
     }
 
     /// Replaces a resource with raw bytes: `PUT base/id` (as mapped).
     public func update(_ id: String, _ body: Data) -> ServicePromise {
-        perform(.update, id: id, body: .data(body), override: nil)
+        perform(.update, id: id, body: .data(body))
     }
 
     /// Replaces a resource with a value encoded as JSON: `PUT base/id` (as mapped).
     public func update<Body: Encodable>(_ id: String, _ body: Body, encoder: JSONEncoder? = nil)
         -> ServicePromise
     {
-        perform(.update, id: id, body: .json(body, encoder: encoder), override: nil)
+        perform(.update, id: id, body: .json(body, encoder: encoder))
     }
 
     /// Replaces a resource with any ``RequestBody``: a file (streamed), a multipart form, bytes or JSON.
     public func update(_ id: String, _ body: RequestBody) -> ServicePromise {
-        perform(.update, id: id, body: body, override: nil)
+        perform(.update, id: id, body: body)
     }
 
     /// Deletes a resource: `DELETE base/id` (as mapped).
     public func destroy(_ id: String) -> ServicePromise {
-        perform(.destroy, id: id, override: nil)
+        perform(.destroy, id: id)
     }
 
     func perform(
-        _ crud: CRUDMethod, id: String? = nil, query: [String: Any]? = nil, body: RequestBody? = nil,
-        override: RealmConfiguration?
+        _ crud: CRUDMethod, id: String? = nil, query: [String: Any]? = nil, body: RequestBody? = nil
     ) -> ServicePromise {
         let configuration = realm.configuration
-        var draft = RequestDraft(verb: .crud(crud), base: base)
-        draft.parameters = query
-        draft.encoding = .query
+        var draft = RequestDraft(verb: .crud(crud), parameters: query, encoding: .query)
+        draft.layer.base = base
         draft.body = body
         if let id {
             if let segment = PathEncoding.segment(id) {
@@ -125,78 +136,18 @@ public final class Service: Sendable, CustomStringConvertible {
                         : "the resource identifier '\(id)' cannot be one path segment: servers read it as a step up or in place")
             }
         }
-        let queue = override?.callbackQueue ?? configuration.callbackQueue
         do {
-            let prepared = try RequestBuilder.prepare(draft, realm: configuration, override: override)
-            return ServicePromise(prepared)
+            return ServicePromise(try RequestBuilder.prepare(draft, realm: configuration.settings, overrides: oneOff))
         } catch {
-            return ServicePromise(failedWith: error as! ServiceError, callbackQueue: queue)
+            let queue = oneOff.last(where: { $0.callbackQueue != nil })?.callbackQueue ?? configuration.callbackQueue
+            return ServicePromise(failedWith: error, callbackQueue: queue)
         }
     }
 }
 
-/// A ``Service`` with one-off settings, made by ``Service/override(_:)``: its calls carry them, the
-/// service's own calls do not.
-public struct ServiceOverride: Sendable {
-    /// The service underneath.
-    public let service: Service
-    /// The one-off settings.
-    public let configuration: RealmConfiguration
-
-    /// ``Service/create(_:)-(Data)`` with the one-off settings.
-    public func create(_ body: Data) -> ServicePromise {
-        service.perform(.create, body: .data(body), override: configuration)
-    }
-
-    /// ``Service/create(_:encoder:)`` with the one-off settings.
-    public func create<Body: Encodable>(_ body: Body, encoder: JSONEncoder? = nil) -> ServicePromise {
-        service.perform(.create, body: .json(body, encoder: encoder), override: configuration)
-    }
-
-    /// ``Service/create(_:)-(RequestBody)`` with the one-off settings.
-    public func create(_ body: RequestBody) -> ServicePromise {
-        service.perform(.create, body: body, override: configuration)
-    }
-
-    /// ``Service/retrieve(query:)`` with the one-off settings.
-    public func retrieve(query: [String: Any]? = nil) -> ServicePromise {
-        service.perform(.retrieve, query: query, override: configuration)
-    }
-
-    /// ``Service/retrieve(_:query:)`` with the one-off settings.
-    public func retrieve(_ id: String, query: [String: Any]? = nil) -> ServicePromise {
-        service.perform(.retrieve, id: id, query: query, override: configuration)
-    }
-
-    /// ``Service/update(_:_:)-(String,Data)`` with the one-off settings.
-    public func update(_ id: String, _ body: Data) -> ServicePromise {
-        service.perform(.update, id: id, body: .data(body), override: configuration)
-    }
-
-    /// ``Service/update(_:_:encoder:)`` with the one-off settings.
-    public func update<Body: Encodable>(_ id: String, _ body: Body, encoder: JSONEncoder? = nil)
-        -> ServicePromise
-    {
-        service.perform(.update, id: id, body: .json(body, encoder: encoder), override: configuration)
-    }
-
-    /// ``Service/update(_:_:)-(String,RequestBody)`` with the one-off settings.
-    public func update(_ id: String, _ body: RequestBody) -> ServicePromise {
-        service.perform(.update, id: id, body: body, override: configuration)
-    }
-
-    /// ``Service/destroy(_:)`` with the one-off settings.
-    public func destroy(_ id: String) -> ServicePromise {
-        service.perform(.destroy, id: id, override: configuration)
-    }
-
-    /// More one-off settings, on top of these.
-    public func override(_ configure: (inout RealmConfiguration) -> Void) -> ServiceOverride {
-        var configuration = configuration
-        configure(&configuration)
-        return ServiceOverride(service: service, configuration: configuration)
-    }
-}
+/// A ``Service`` with one-off settings, made by ``Service/override(_:)``: a view of the same resource
+/// and registration, whose calls carry the settings (the service's own calls do not).
+public typealias ServiceOverride = Service
 
 extension ServiceRealm {
     /// Registers `service` in this realm: its calls use this realm's configuration from now on.

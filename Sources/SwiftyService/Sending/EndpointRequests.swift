@@ -11,13 +11,13 @@ extension SwiftyServiceProtocol {
     /// possibly before this method returns (immediate stubs, requests that could not be built).
     @discardableResult
     public func request(completion: SwiftyServiceCallBackType) -> RequestHandle {
-        send(override: nil) { Self.deliver($0, to: completion) }
+        send() { Self.deliver($0, to: completion) }
     }
 
     /// Sends the request and returns the response; cancelling the task cancels the request.
     /// - Throws: ``ServiceError`` only.
     public func request() async throws -> Response {
-        try await prepare(override: nil).response()
+        try await prepare().response()
     }
 
     /// Sends the request and decodes the JSON body into `type`, after the status has been validated.
@@ -32,7 +32,7 @@ extension SwiftyServiceProtocol {
     /// apart from `request` so that `request { result in }` keeps meaning the callback form.)
     /// - Throws: ``ServiceError`` only.
     public func transfer(progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> Response {
-        try await prepare(override: nil, progress: progress).response()
+        try await prepare(progress: progress).response()
     }
 
     /// Sends the request, reporting progress as ``transfer(progress:)`` does; `completion` runs exactly once,
@@ -41,7 +41,7 @@ extension SwiftyServiceProtocol {
     public func transfer(
         progress: @escaping @Sendable (TransferProgress) -> Void, completion: SwiftyServiceCallBackType
     ) -> RequestHandle {
-        send(override: nil, progress: progress) { Self.deliver($0, to: completion) }
+        send(progress: progress) { Self.deliver($0, to: completion) }
     }
 
     /// Starts the request and hands back its progress as an `AsyncStream` and its response to await.
@@ -53,18 +53,14 @@ extension SwiftyServiceProtocol {
     /// ```
     public func transfer() -> TransferTask {
         TransferTask { progress in
-            do {
-                return .success(try prepare(override: nil, progress: progress))
-            } catch {
-                return .failure(error as! ServiceError)
-            }
+            Result { () throws(ServiceError) in try prepare(progress: progress) }
         }
     }
 
     /// The `URLRequest` that ``request()`` would send now, for inspection; nothing is sent.
     /// - Throws: ``ServiceError/invalidRequest(_:method:url:)`` when it cannot be built.
     public func urlRequest() throws -> URLRequest {
-        try prepare(override: nil).urlRequest
+        try prepare().urlRequest
     }
 
     /// This endpoint with one-off settings on top of its realm and itself, for the next request only.
@@ -82,21 +78,22 @@ extension SwiftyServiceProtocol {
     }
 
     func send(
-        override: RealmConfiguration?, progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
         delivering delivery: @escaping Exchange.Waiter
     ) -> RequestHandle {
         do {
-            return try prepare(override: override, progress: progress).start(delivering: delivery)
+            return try prepare(progress: progress).start(delivering: delivery)
         } catch {
-            let queue = override?.callbackQueue ?? realm.configuration.callbackQueue
-            return Exchange.failed(error as! ServiceError, delivering: delivery, on: queue)
+            let queue = oneOffLayers.last(where: { $0.callbackQueue != nil })?.callbackQueue
+                ?? realm.configuration.callbackQueue
+            return Exchange.failed(error, delivering: delivery, on: queue)
         }
     }
 
-    func prepare(override: RealmConfiguration?, progress: (@Sendable (TransferProgress) -> Void)? = nil)
-        throws
-        -> PreparedRequest
-    {
+    /// The one-off settings this endpoint carries: none, unless it is an ``OverriddenEndpoint``.
+    private var oneOffLayers: [Settings] { (self as? any OneOffSettings)?.oneOffLayers ?? [] }
+
+    func prepare(progress: (@Sendable (TransferProgress) -> Void)? = nil) throws(ServiceError) -> PreparedRequest {
         let realm = realm
         var snapshot = realm.configuration
         let baseURL = baseURL
@@ -106,62 +103,80 @@ extension SwiftyServiceProtocol {
             let newer = realm.configuration
             if newer.baseURL == baseURL { snapshot = newer }
         }
-        let draft = RequestDraft(
-            verb: .http(method), base: baseURL == snapshot.baseURL ? nil : baseURL.map(BaseURL.init),
-            path: path, parameters: parameters,
-            encoding: parameterEncoding, body: body, headers: headers, sampleData: sampleData,
-            validStatusCodes: validStatusCodes, middleware: middleware, errorBody: errorBody,
-            download: download,
-            endpoint: self)
-        var prepared = try RequestBuilder.prepare(draft, realm: snapshot, override: override)
+        var draft = RequestDraft(verb: .http(method), path: path, parameters: parameters, encoding: parameterEncoding)
+        draft.body = body
+        draft.sampleData = sampleData
+        draft.download = download
+        draft.endpoint = (self as? any OneOffSettings)?.underlyingEndpoint ?? self
+        if baseURL != snapshot.baseURL { draft.layer.base = baseURL.map(BaseURL.init) }
+        if let headers { draft.layer.headers = HeaderFields(headers) }
+        draft.layer.middleware = middleware
+        draft.layer.errorBody = errorBody
+        let codes = validStatusCodes
+        if !codes.isInherited { draft.layer.validStatusCodes = codes }
+        var prepared = try RequestBuilder.prepare(draft, realm: snapshot.settings, overrides: oneOffLayers)
         if let progress { prepared.backendRequest.progress = ProgressThrottle(handler: progress) }
         return prepared
     }
 }
 
-/// An endpoint with one-off settings, made by ``SwiftyServiceProtocol/override(_:)``; send it as you
-/// would send the endpoint.
-public struct OverriddenEndpoint<Endpoint: SwiftyServiceProtocol>: Sendable {
+/// An endpoint that carries one-off settings (``OverriddenEndpoint``), read when its request is built.
+protocol OneOffSettings {
+    /// The one-off layers, oldest first.
+    var oneOffLayers: [Settings] { get }
+    /// The endpoint under the overrides, as middleware and backends see it.
+    var underlyingEndpoint: any SwiftyServiceProtocol { get }
+}
+
+/// An endpoint with one-off settings, made by ``SwiftyServiceProtocol/override(_:)``: it is an endpoint
+/// itself, so every way to send one (`request`, `transfer`, `urlRequest`…) sends it with those settings,
+/// and overriding it again layers more settings on top.
+public struct OverriddenEndpoint<Endpoint: SwiftyServiceProtocol>: SwiftyServiceProtocol, OneOffSettings {
+    /// The callback shape of the endpoint underneath.
+    public typealias SwiftyServiceCallBackType = Endpoint.SwiftyServiceCallBackType
+
     /// The endpoint underneath.
     public let endpoint: Endpoint
     /// The one-off settings.
     public let configuration: RealmConfiguration
 
-    /// Sends the request with the one-off settings; `completion` runs exactly once.
-    @discardableResult
-    public func request(completion: Endpoint.SwiftyServiceCallBackType) -> RequestHandle {
-        endpoint.send(override: configuration) { Endpoint.deliver($0, to: completion) }
+    /// The endpoint's realm.
+    public var realm: ServiceRealm { endpoint.realm }
+    /// The endpoint's base URL.
+    public var baseURL: URL? { endpoint.baseURL }
+    /// The endpoint's path.
+    public var path: String { endpoint.path }
+    /// The endpoint's method.
+    public var method: HTTPMethod { endpoint.method }
+    /// The endpoint's parameters.
+    public var parameters: [String: Any]? { endpoint.parameters }
+    /// The endpoint's parameter encoding.
+    public var parameterEncoding: ParameterEncoding { endpoint.parameterEncoding }
+    /// The endpoint's body.
+    public var body: RequestBody? { endpoint.body }
+    /// The endpoint's headers.
+    public var headers: HTTPHeaderDictionary? { endpoint.headers }
+    /// The endpoint's sample data.
+    public var sampleData: Data { endpoint.sampleData }
+    /// The endpoint's valid statuses.
+    public var validStatusCodes: StatusCodes { endpoint.validStatusCodes }
+    /// The endpoint's middleware.
+    public var middleware: [any Middleware] { endpoint.middleware }
+    /// The endpoint's error body.
+    public var errorBody: ErrorBody? { endpoint.errorBody }
+    /// The endpoint's download destination.
+    public var download: DownloadDestination? { endpoint.download }
+
+    /// Hands a result to a callback of the endpoint's shape.
+    public static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType) {
+        Endpoint.deliver(result, to: callback)
     }
 
-    /// Sends the request with the one-off settings and returns the response.
-    /// - Throws: ``ServiceError`` only.
-    public func request() async throws -> Response {
-        try await endpoint.prepare(override: configuration).response()
+    var oneOffLayers: [Settings] {
+        ((endpoint as? any OneOffSettings)?.oneOffLayers ?? []) + [configuration.settings]
     }
 
-    /// Sends the request with the one-off settings and decodes the JSON body into `type`.
-    /// - Throws: ``ServiceError`` only.
-    public func request<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) async throws -> T
-    {
-        try await request().decode(type, decoder: decoder)
-    }
-
-    /// ``SwiftyServiceProtocol/transfer(progress:)`` with the one-off settings.
-    /// - Throws: ``ServiceError`` only.
-    public func transfer(progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> Response {
-        try await endpoint.prepare(override: configuration, progress: progress).response()
-    }
-
-    /// The `URLRequest` that would be sent, with the one-off settings.
-    /// - Throws: ``ServiceError/invalidRequest(_:method:url:)`` when it cannot be built.
-    public func urlRequest() throws -> URLRequest {
-        try endpoint.prepare(override: configuration).urlRequest
-    }
-
-    /// More one-off settings, on top of these.
-    public func override(_ configure: (inout RealmConfiguration) -> Void) -> OverriddenEndpoint<Endpoint> {
-        var configuration = configuration
-        configure(&configuration)
-        return OverriddenEndpoint(endpoint: endpoint, configuration: configuration)
+    var underlyingEndpoint: any SwiftyServiceProtocol {
+        (endpoint as? any OneOffSettings)?.underlyingEndpoint ?? endpoint
     }
 }

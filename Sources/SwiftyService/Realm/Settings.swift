@@ -1,0 +1,99 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Every per-request setting, as one value of optionals: `nil` (or empty) means "not set here", and the
+/// layer below decides. A realm holds one, an endpoint makes one of what it declares, and each one-off
+/// override adds one on top (``SettingsStack``).
+///
+/// A new setting is a field here and a mutator on ``RealmConfiguration``; a simple one (an optional value
+/// where the top layer wins) is read with ``SettingsStack/top(_:)`` and needs nothing more.
+struct Settings: Sendable {
+    var base: BaseURL?
+    var headers = HeaderFields()
+    var crudHeaders: [CRUDMethod: HeaderFields] = [:]
+    var cachePolicy: URLRequest.CachePolicy?
+    var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] = [:]
+    var crudMap: CRUDMap = [:]
+    var timeout: TimeInterval?
+    var resourceTimeout: TimeInterval?
+    var maxResponseSize: Int?
+    var backend: (any NetworkBackend)?
+    var callbackQueue: DispatchQueue?
+    /// Secrets add up across layers.
+    var redaction: Redaction?
+    /// Middleware adds up across layers, lower layers outermost.
+    var middleware: [any Middleware] = []
+    var validStatusCodes: StatusCodes?
+    var errorBody: ErrorBody?
+    var coalescer: Coalescer?
+    var cache: HTTPCache?
+    var cookieJar: CookieJar?
+}
+
+/// The layers one request's settings come from, lowest first: the realm's, the endpoint's, then one-off
+/// overrides in the order they were made. The precedence rule in one place: the top layer that sets a value
+/// wins; headers merge name by name, middleware and secrets add up.
+struct SettingsStack {
+    let realm: Settings
+    var endpoint: Settings?
+    var overrides: [Settings]
+
+    /// The value of the topmost layer that sets it.
+    func top<T>(_ setting: KeyPath<Settings, T?>) -> T? {
+        for layer in overrides.reversed() {
+            if let value = layer[keyPath: setting] { return value }
+        }
+        return endpoint?[keyPath: setting] ?? realm[keyPath: setting]
+    }
+
+    /// Calls `body` with each layer, lowest first (without making an array of them: this runs per request).
+    private func forEachLayer(_ body: (Settings) -> Void) {
+        body(realm)
+        if let endpoint { body(endpoint) }
+        for layer in overrides { body(layer) }
+    }
+
+    /// The CRUD map: the default one with every layer's changes.
+    var crudMap: CRUDMap {
+        var map = ServiceRealm.defaultCRUDMap
+        forEachLayer { layer in if !layer.crudMap.isEmpty { map.merge(layer.crudMap) { $1 } } }
+        return map
+    }
+
+    /// The headers of a request of `crudMethods`: each layer's global headers, then its per-CRUD ones.
+    func headers(for crudMethods: [CRUDMethod]) -> HeaderFields {
+        var headers = HeaderFields()
+        forEachLayer { layer in
+            headers.merge(layer.headers)
+            for crud in crudMethods { if let specific = layer.crudHeaders[crud] { headers.merge(specific) } }
+        }
+        return headers
+    }
+
+    /// The cache policy of a request of `crudMethods`: the topmost layer's per-CRUD or global one.
+    func cachePolicy(for crudMethods: [CRUDMethod]) -> URLRequest.CachePolicy {
+        var policy = URLRequest.CachePolicy.useProtocolCachePolicy
+        forEachLayer { layer in
+            let specific = crudMethods.reversed().lazy.compactMap { layer.crudCachePolicies[$0] }.first
+            if let set = specific ?? layer.cachePolicy { policy = set }
+        }
+        return policy
+    }
+
+    /// Every layer's middleware, the realm's outermost.
+    var middleware: [any Middleware] {
+        var all: [any Middleware] = []
+        forEachLayer { layer in all += layer.middleware }
+        return all
+    }
+
+    /// What every layer declares secret.
+    var redaction: Redaction {
+        var all = Redaction.default
+        forEachLayer { layer in if let declared = layer.redaction { all = all.union(declared) } }
+        return all
+    }
+}
