@@ -20,6 +20,7 @@ let package = Package(
             path: "Examples/JSONPlaceholder",
             exclude: ["jsonplaceholder.cassette.json"]
         ),
+        // The legacy example's client and backend; the soak (Benchmarks package) builds it through a link too.
         .target(
             name: "LegacyNetworking",
             dependencies: ["SwiftyService"],
@@ -30,17 +31,8 @@ let package = Package(
             dependencies: ["SwiftyService", "LegacyNetworking"],
             path: "Examples/LegacyBackend/Demo"
         ),
-        .executableTarget(
-            name: "SwiftyServiceBenchmarks",
-            dependencies: ["SwiftyService", "SwiftyServiceCurl"],
-            path: "Benchmarks/SwiftyServiceBenchmarks"
-        ),
-        .executableTarget(
-            name: "SwiftyServiceSoak",
-            dependencies: ["SwiftyService", "SwiftyServiceCurl", "LegacyNetworking", "ProcessProbes"],
-            path: "Benchmarks/Soak"
-        ),
-        // /proc readings and a closed port, for the leak checks of the tests and of the soak.
+        // /proc readings and a closed port, for the leak checks of the tests and of the soak (the Benchmarks
+        // package builds the same directory through a symbolic link).
         .target(name: "ProcessProbes", path: "Tests/ProcessProbes"),
         .testTarget(
             name: "SwiftyServiceTests",

@@ -1,183 +1,52 @@
 import Foundation
 import SwiftyService
 
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-
-/// What JSON bodies are decoded into: the stub's sample data (`{"ok": true}`) or httpbin's `/get` echo.
-struct Payload: Decodable, Sendable {
-    let ok: Bool?
-    let url: String?
-}
-
-/// Retries that wait milliseconds, not seconds: the soak wants many of them.
-let fastRetry: RetryPolicy = {
-    var policy = RetryPolicy.maxRetries(2)
-    policy.baseDelay = 0.002
-    policy.maxDelay = 0.01
-    return policy
-}()
-
-/// One endpoint of the soak, made of values.
-struct SoakEndpoint: SwiftyServiceProtocol {
-    let realm: ServiceRealm
-    let path: String
-    var scenario = ""
-    var query: [String: String]?
-    var extraHeaders: HTTPHeaderDictionary?
-    var ownBaseURL: URL?
-    var retries = false
-    var sample = Data(#"{"ok": true}"#.utf8)
-
-    var method: HTTPMethod { .get }
-    var baseURL: URL? { ownBaseURL ?? realm.baseURL }
-    var parameters: [String: Any]? { query }
-    var headers: HTTPHeaderDictionary? { extraHeaders }
-    var sampleData: Data { sample }
-    var middleware: [any Middleware] { retries ? [RetryMiddleware(fastRetry)] : [] }
-}
-
-/// An endpoint as sent: plain, or with one-off settings.
-enum Call: Sendable {
-    case plain(SoakEndpoint)
-    case overridden(OverriddenEndpoint<SoakEndpoint>)
-
-    func response() async throws -> Response {
-        switch self {
-        case let .plain(endpoint): try await endpoint.request()
-        case let .overridden(endpoint): try await endpoint.request()
-        }
-    }
-
-    func decoded() async throws -> Payload {
-        switch self {
-        case let .plain(endpoint): try await endpoint.request(as: Payload.self)
-        case let .overridden(endpoint): try await endpoint.request(as: Payload.self)
-        }
-    }
-
-    func request(completion: @escaping @Sendable (Result<Response, ServiceError>) -> Void) -> RequestHandle {
-        switch self {
-        case let .plain(endpoint): endpoint.request(completion: completion)
-        case let .overridden(endpoint): endpoint.request(completion: completion)
-        }
-    }
-}
-
-/// How a request is sent and whether the soak cancels it.
-struct Plan: Sendable {
-    enum Form: String, Sendable, CaseIterable {
-        /// `try await endpoint.request()`
-        case async
-        /// `try await endpoint.request(as: Payload.self)`
-        case asyncDecoded
-        /// `endpoint.request { result in }`
-        case callback
-        /// `endpoint.request { result in }`, then `response.decode(Payload.self)`
-        case callbackDecoded
-    }
-
-    enum Cancel: Sendable {
-        case none
-        /// Task or handle cancelled right after the request is sent (often before it reaches the backend).
-        case immediately
-        /// Cancelled after this many seconds, from another thread.
-        case after(TimeInterval)
-        /// Cancelled twice, at once and again later.
-        case twice(TimeInterval)
-    }
-
-    var id: Int
-    var label: String
-    var scenario: String
-    var expected: Outcome
-    var call: Call
-    var form: Form
-    var cancel: Cancel = .none
-}
-
 /// The per-request objects the soak watches, besides the ledger.
 struct Watch: Sendable {
     /// Probes in the completion closures of the callback form.
     let callbacks = LiveCounter()
     /// Every 8th `RequestHandle` of the callback form.
-    let handles = HandleSample()
+    let handles = WeakSet<RequestHandle>()
+
+    /// Whether the library let go of every completion closure and sampled handle.
+    var released: Bool { callbacks.alive == 0 && handles.alive.isEmpty }
 }
 
-/// Sends one planned request; its outcome goes to the ledger, once.
-func launch(_ plan: Plan, ledger: Ledger, watch: Watch) {
-    let id = plan.id
-    ledger.expect(id, plan.expected, label: plan.label, scenario: plan.scenario)
-    if case .none = plan.cancel {} else { ledger.markCancel(id) }
-    switch plan.form {
-    case .async, .asyncDecoded:
-        let decode = plan.form == .asyncDecoded
-        let call = plan.call
-        let task = Task {
-            do {
-                if decode { _ = try await call.decoded() } else { _ = try await call.response() }
-                ledger.record(id, .success)
-            } catch {
-                ledger.record(id, Outcome(error))
-            }
-        }
-        schedule(plan.cancel) { task.cancel() }
-    case .callback, .callbackDecoded:
-        let decode = plan.form == .callbackDecoded
-        let probe = watch.callbacks.probe()
-        let handle = plan.call.request { result in
-            probe.touch()
-            switch result {
-            case let .success(response):
-                if decode {
-                    do {
-                        _ = try response.decode(Payload.self)
-                        ledger.record(id, .success)
-                    } catch {
-                        ledger.record(id, Outcome(error))
-                    }
-                } else {
-                    ledger.record(id, .success)
-                }
-            case let .failure(error):
-                ledger.record(id, Outcome(error))
-            }
-        }
-        // Requests that could not be built share one finished handle, which lives for ever.
-        if plan.expected != .invalidRequest, id.isMultiple(of: 8) { watch.handles.add(handle) }
-        schedule(plan.cancel) { handle.cancel() }
-    }
+/// A phase's requests, sent and drained: what the report needs of them.
+struct Traffic {
+    let ledger: Ledger
+    let gate: Gate
+    let watch: Watch
+    let concurrency: ClosedRange<Int>
+    var memory: MemoryTrail
+    let forms: [Plan.Form: Int]
+    /// Seconds until the last request was sent, and until the last one ended (or the wait for it did).
+    let sendingTime: TimeInterval
+    let wall: TimeInterval
+    /// Whether every request ended within 30 s of the last one sent.
+    let drained: Bool
 }
 
-private func schedule(_ cancel: Plan.Cancel, _ body: @escaping @Sendable () -> Void) {
-    switch cancel {
-    case .none:
-        break
-    case .immediately:
-        body()
-    case let .after(seconds):
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: body)
-    case let .twice(seconds):
-        body()
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds, execute: body)
-    }
-}
-
-/// Sends `count` requests, at most the gate's limit at a time (a new limit in `concurrency` every 5,000),
-/// and reports progress; `checkpoint` runs after each request is sent, with the number sent so far.
+/// Sends `count` requests as `plan` makes them, at most the gate's limit at a time (a new limit in
+/// `options.concurrency` every 5,000), reporting progress, then waits up to 30 s for them to end.
 func drive(
-    count: Int, ledger: Ledger, gate: Gate, watch: Watch, concurrency: ClosedRange<Int>, seed: UInt64,
-    plan: (Int, inout SoakRandom) -> Plan, checkpoint: (Int) -> Void
-) async {
+    count: Int, options: Options, seed: UInt64, plan: (Int, inout SoakRandom) -> Plan
+) async -> Traffic {
+    let gate = Gate(limit: options.concurrency.lowerBound)
+    let ledger = Ledger(count: count, gate: gate)
+    let watch = Watch()
+    var memory = MemoryTrail(warmup: options.warmup)
+    var forms: [Plan.Form: Int] = [:]
     var random = SoakRandom(seed: seed)
     let started = now()
     var lastReport = started
     for id in 0..<count {
-        if id.isMultiple(of: 5_000) { gate.setLimit(Int.random(in: concurrency, using: &random)) }
+        if id.isMultiple(of: 5_000) { gate.setLimit(Int.random(in: options.concurrency, using: &random)) }
         await gate.acquire()
-        launch(plan(id, &random), ledger: ledger, watch: watch)
-        checkpoint(id + 1)
+        let next = plan(id, &random)
+        forms[next.form, default: 0] += 1
+        launch(next, ledger: ledger, watch: watch)
+        memory.note(sent: id + 1)
         if now() - lastReport > 10 {
             lastReport = now()
             log(
@@ -185,6 +54,80 @@ func drive(
                     format: "  … %d of %d sent (%.0f req/s), %d in flight", id + 1, count,
                     Double(id + 1) / (lastReport - started), gate.current))
         }
+    }
+    let sendingTime = now() - started
+    let drained = await settle(within: 30) { gate.current == 0 }
+    return Traffic(
+        ledger: ledger, gate: gate, watch: watch, concurrency: options.concurrency, memory: memory,
+        forms: forms, sendingTime: sendingTime, wall: now() - started, drained: drained)
+}
+
+/// A phase at rest: its requests over, its backends still in place.
+struct Rest {
+    /// Realm changes made while the requests ran.
+    let changes: Int
+    /// Whether every per-request object went within `releaseWait` seconds.
+    let released: Bool
+    let releaseWait: Int
+    /// The process's figures at rest.
+    let figures: ProcessFigures
+}
+
+extension Traffic {
+    /// Stops the realm changes, waits up to `releaseWait` s for the per-request objects to go (those of
+    /// `watch`, and whatever `backendsReleased` checks), then measures and ends the memory trail.
+    mutating func rest(
+        stopping realmChanges: LoopThread, port: Int?, releaseWait: Int, backendsReleased: () -> Bool
+    ) async -> Rest {
+        let changes = realmChanges.stop()
+        let watch = self.watch
+        let released = await settle(within: TimeInterval(releaseWait)) {
+            watch.released && backendsReleased()
+        }
+        let figures = ProcessFigures.measure(port: port, heap: true)
+        memory.finish(residentKB: figures.residentKB, heap: figures.heapBytes, requests: ledger.count)
+        return Rest(changes: changes, released: released, releaseWait: releaseWait, figures: figures)
+    }
+}
+
+/// One random change to `realm`, the `number`th: a header, the base URL (a variant of `root`), or a whole
+/// new configuration: a backend from `pickBackend`, random retries, callback queue (`queue` or none) and
+/// timeout, and, where `coalescing`, now and then coalescing.
+func changeRealm(
+    _ realm: ServiceRealm, _ number: Int, root: String, queue: DispatchQueue, coalescing: Bool = false,
+    _ random: inout SoakRandom, pickBackend: (inout SoakRandom) -> TrackingBackend
+) {
+    switch Int.random(in: 0..<4, using: &random) {
+    case 0:
+        realm.addHeader("X-Soak-Version", withValue: String(number))
+    case 1:
+        realm.setBaseURL(baseVariant(root, number, &random))
+    default:
+        let backend = pickBackend(&random)
+        let retry = random.chance(0.4)
+        let queue = random.chance(0.3) ? queue : nil
+        let coalesce = coalescing && random.chance(0.2)
+        let timeout = Double.random(in: 20...60, using: &random)
+        let base = baseVariant(root, number, &random)
+        realm.configure { configuration in
+            configuration = RealmConfiguration()
+            configuration.setBaseURL(base)
+            configuration.use(backend)
+            configuration.addHeader("X-Soak-Version", withValue: String(number))
+            configuration.setTimeout(timeout)
+            if retry { configuration.addMiddleware(RetryMiddleware(fastRetry)) }
+            configuration.setCallbackQueue(queue)
+            if coalesce { configuration.coalesceIdenticalRequests() }
+        }
+    }
+}
+
+/// The same base URL written three ways: as given, with a trailing slash, with a query of its own.
+func baseVariant(_ root: String, _ number: Int, _ random: inout SoakRandom) -> URL {
+    switch Int.random(in: 0..<3, using: &random) {
+    case 0: URL(string: root)!
+    case 1: URL(string: root + "/")!
+    default: URL(string: root + "/?realm=\(number)")!
     }
 }
 
@@ -208,11 +151,11 @@ final class TrackingBackend: NetworkBackend {
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
         let probe = stats.completions.probe()
-        let once = Shared(false)
+        let once = Locked(false)
         stats.sent()
         return inner.send(request) { [stats] result in
             probe.touch()
-            let first = once.update { called in
+            let first = once.withLock { called in
                 defer { called = true }
                 return !called
             }
@@ -223,67 +166,35 @@ final class TrackingBackend: NetworkBackend {
 }
 
 /// What the tracked backends of one kind did.
-final class BackendStats: @unchecked Sendable {
+final class BackendStats: Sendable {
     let name: String
     /// Probes in completion closures handed to the backend, still held by it.
     let completions = LiveCounter()
     /// Live `TrackingBackend`s of this kind.
-    let instances = InstanceCounter()
-    private let lock = NSLock()
-    private var sends = 0
-    private var calls = 0
-    private var repeats = 0
+    let instances = LiveCounter()
+    private let counts = Locked((sent: 0, completed: 0, repeated: 0))
 
     init(_ name: String) { self.name = name }
 
-    func sent() { lock.withLock { sends += 1 } }
-    func called(first: Bool) { lock.withLock { if first { calls += 1 } else { repeats += 1 } } }
+    func sent() { counts.withLock { $0.sent += 1 } }
+
+    func called(first: Bool) {
+        counts.withLock {
+            if first { $0.completed += 1 } else { $0.repeated += 1 }
+        }
+    }
 
     /// Sends, first completions, and completions after the first.
-    var figures: (sent: Int, completed: Int, repeated: Int) { lock.withLock { (sends, calls, repeats) } }
+    var figures: (sent: Int, completed: Int, repeated: Int) { counts.value }
 }
 
-/// Live instances of a class that counts itself.
-final class InstanceCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var live = 0
-    private var made = 0
-    func born() {
-        lock.withLock {
-            live += 1; made += 1
-        }
-    }
-    func died() { lock.withLock { live -= 1 } }
-    var alive: Int { lock.withLock { live } }
-    var created: Int { lock.withLock { made } }
-}
-
-/// A thread of its own that keeps changing realms while requests are built, until stopped.
-final class RealmMutator: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stopping = false
-    private var changes = 0
-    private let done = DispatchSemaphore(value: 0)
-
-    /// Calls `change` (with the change number) every `interval` seconds or so.
-    init(interval: TimeInterval, seed: UInt64, change: @escaping @Sendable (Int, inout SoakRandom) -> Void) {
-        Thread.detachNewThread { [self] in
-            var random = SoakRandom(seed: seed)
-            var number = 0
-            while !lock.withLock({ stopping }) {
-                number += 1
-                change(number, &random)
-                lock.withLock { changes = number }
-                Thread.sleep(forTimeInterval: interval * Double.random(in: 0.5...1.5, using: &random))
-            }
-            done.signal()
-        }
-    }
-
-    /// Stops the thread and waits for it; the number of changes made.
-    func stop() -> Int {
-        lock.withLock { stopping = true }
-        done.wait()
-        return lock.withLock { changes }
+/// Changes realms while requests are built, from a thread of its own: `change`, with the change's number,
+/// about every `interval` seconds until stopped (`stop()` returns the number of changes made).
+func realmChanges(
+    every interval: TimeInterval, seed: UInt64, _ change: @escaping @Sendable (Int, inout SoakRandom) -> Void
+) -> LoopThread {
+    LoopThread(SoakRandom(seed: seed)) { number, random in
+        change(number, &random)
+        Thread.sleep(forTimeInterval: interval * Double.random(in: 0.5...1.5, using: &random))
     }
 }

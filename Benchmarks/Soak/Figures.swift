@@ -61,34 +61,31 @@ func soakThreadNames() -> [String] {
 }
 
 /// Peaks of the figures while a phase runs, sampled by a thread of its own every 250 ms.
-final class PeakMonitor: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stop = false
-    private var peak = ProcessFigures(descriptors: 0, threads: 0, curlThreads: 0, sockets: 0, residentKB: 0)
-    private let done = DispatchSemaphore(value: 0)
+final class PeakMonitor: Sendable {
+    private let peak: Locked<ProcessFigures>
+    private let thread: LoopThread
 
     init(port: Int?) {
-        Thread.detachNewThread { [self] in
-            while !lock.withLock({ stop }) {
-                let figures = ProcessFigures.measure(port: port)
-                lock.withLock {
-                    peak.descriptors = max(peak.descriptors, figures.descriptors)
-                    peak.threads = max(peak.threads, figures.threads)
-                    peak.curlThreads = max(peak.curlThreads, figures.curlThreads)
-                    peak.sockets = max(peak.sockets, figures.sockets)
-                    peak.residentKB = max(peak.residentKB, figures.residentKB)
-                }
-                Thread.sleep(forTimeInterval: 0.25)
+        let peak = Locked(
+            ProcessFigures(descriptors: 0, threads: 0, curlThreads: 0, sockets: 0, residentKB: 0))
+        self.peak = peak
+        thread = LoopThread(()) { _, _ in
+            let figures = ProcessFigures.measure(port: port)
+            peak.withLock { peak in
+                peak.descriptors = max(peak.descriptors, figures.descriptors)
+                peak.threads = max(peak.threads, figures.threads)
+                peak.curlThreads = max(peak.curlThreads, figures.curlThreads)
+                peak.sockets = max(peak.sockets, figures.sockets)
+                peak.residentKB = max(peak.residentKB, figures.residentKB)
             }
-            done.signal()
+            Thread.sleep(forTimeInterval: 0.25)
         }
     }
 
     /// Stops sampling and returns the peaks.
     func finish() -> ProcessFigures {
-        lock.withLock { stop = true }
-        done.wait()
-        return lock.withLock { peak }
+        thread.stop()
+        return peak.value
     }
 }
 
@@ -111,14 +108,8 @@ func heapInUse() -> Int? {
     fflush(nil)
     dup2(saved, 2)
     close(saved)
-    var text = Data()
     lseek(file, 0, SEEK_SET)
-    var buffer = [UInt8](repeating: 0, count: 4096)
-    while true {
-        let count = read(file, &buffer, buffer.count)
-        guard count > 0 else { break }
-        text.append(contentsOf: buffer[0..<count])
-    }
+    let text = FileHandle(fileDescriptor: file, closeOnDealloc: false).readDataToEndOfFile()
     let output = String(decoding: text, as: UTF8.self)
     guard let total = output.range(of: "Total (incl. mmap):") else { return nil }
     for line in output[total.upperBound...].split(separator: "\n") where line.hasPrefix("in use bytes") {

@@ -21,6 +21,16 @@ enum Outcome: String, CaseIterable, Sendable, Comparable {
         self = (error as? ServiceError).map(Outcome.init) ?? .foreign
     }
 
+    /// How `body` ended.
+    init(of body: () throws -> Void) {
+        do {
+            try body()
+            self = .success
+        } catch {
+            self = Outcome(error)
+        }
+    }
+
     static func < (lhs: Outcome, rhs: Outcome) -> Bool {
         allCases.firstIndex(of: lhs)! < allCases.firstIndex(of: rhs)!
     }
@@ -138,32 +148,15 @@ final class Ledger: @unchecked Sendable {
 }
 
 /// At most `limit` requests in flight: the driver waits for a place before it sends the next one.
-final class Gate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var inFlight = 0
-    private var limit: Int
-    private var peak = 0
-    private var waiter: CheckedContinuation<Void, Never>?
+final class Gate: Sendable {
+    private struct State {
+        var inFlight = 0
+        var limit: Int
+        var peak = 0
+        var waiter: CheckedContinuation<Void, Never>?
 
-    init(limit: Int) { self.limit = limit }
-
-    var current: Int { lock.withLock { inFlight } }
-    var peakInFlight: Int { lock.withLock { peak } }
-
-    func setLimit(_ limit: Int) {
-        let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            self.limit = limit
-            guard inFlight < limit, let waiter = self.waiter else { return nil }
-            inFlight += 1
-            peak = max(peak, inFlight)
-            self.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
-    }
-
-    private func tryTake() -> Bool {
-        lock.withLock {
+        /// Takes a place if one is free.
+        mutating func take() -> Bool {
             guard inFlight < limit else { return false }
             inFlight += 1
             peak = max(peak, inFlight)
@@ -171,17 +164,31 @@ final class Gate: @unchecked Sendable {
         }
     }
 
+    private let state: Locked<State>
+
+    init(limit: Int) { state = Locked(State(limit: limit)) }
+
+    var current: Int { state.value.inFlight }
+    var peakInFlight: Int { state.value.peak }
+
+    /// A new limit; a higher one lets the waiting driver in at once.
+    func setLimit(_ limit: Int) {
+        let waiter = state.withLock { gate -> CheckedContinuation<Void, Never>? in
+            gate.limit = limit
+            guard let waiter = gate.waiter, gate.take() else { return nil }
+            gate.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
+    }
+
     /// Takes a place, waiting for one if all are taken (a single driver waits at a time).
     func acquire() async {
-        if tryTake() { return }
+        if state.withLock({ $0.take() }) { return }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = lock.withLock { () -> Bool in
-                if inFlight < limit {
-                    inFlight += 1
-                    peak = max(peak, inFlight)
-                    return true
-                }
-                waiter = continuation
+            let now = state.withLock { gate in
+                if gate.take() { return true }
+                gate.waiter = continuation
                 return false
             }
             if now { continuation.resume() }
@@ -190,140 +197,14 @@ final class Gate: @unchecked Sendable {
 
     /// Gives a place back, straight to the waiting driver if there is one.
     func release() {
-        let waiter = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            if let waiter = self.waiter, inFlight - 1 < limit {
-                self.waiter = nil
+        let waiter = state.withLock { gate -> CheckedContinuation<Void, Never>? in
+            if let waiter = gate.waiter, gate.inFlight - 1 < gate.limit {
+                gate.waiter = nil
                 return waiter
             }
-            inFlight -= 1
+            gate.inFlight -= 1
             return nil
         }
         waiter?.resume()
     }
-}
-
-/// Counts live instances of `Probe`: objects the soak hangs on closures it hands to the library, so that
-/// a closure the library never lets go of shows up as a live probe.
-final class LiveCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var live = 0
-    private var made = 0
-
-    func probe() -> Probe { Probe(self) }
-
-    fileprivate func born() {
-        lock.withLock {
-            live += 1; made += 1
-        }
-    }
-    fileprivate func died() { lock.withLock { live -= 1 } }
-
-    var alive: Int { lock.withLock { live } }
-    var created: Int { lock.withLock { made } }
-}
-
-final class Probe: Sendable {
-    private let counter: LiveCounter
-    init(_ counter: LiveCounter) {
-        self.counter = counter
-        counter.born()
-    }
-    deinit { counter.died() }
-    func touch() {}
-}
-
-/// Weak references to a sample of the `RequestHandle`s the callback form returned.
-final class HandleSample: @unchecked Sendable {
-    private final class Box {
-        weak var handle: RequestHandle?
-        init(_ handle: RequestHandle) { self.handle = handle }
-    }
-    private let lock = NSLock()
-    private var boxes: [Box] = []
-
-    func add(_ handle: RequestHandle) {
-        lock.withLock { boxes.append(Box(handle)) }
-    }
-
-    var sampled: Int { lock.withLock { boxes.count } }
-    var alive: Int { lock.withLock { boxes.filter { $0.handle != nil }.count } }
-}
-
-/// Weak references to objects of any class, to see that they went away.
-final class WeakSet<Object: AnyObject>: @unchecked Sendable {
-    private final class Box {
-        weak var object: Object?
-        init(_ object: Object) { self.object = object }
-    }
-    private let lock = NSLock()
-    private var boxes: [Box] = []
-
-    func add(_ object: Object) { lock.withLock { boxes.append(Box(object)) } }
-    var added: Int { lock.withLock { boxes.count } }
-    var alive: [Object] { lock.withLock { boxes.compactMap(\.object) } }
-}
-
-/// A value behind a lock.
-final class Shared<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    var value: Value {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
-    }
-    @discardableResult
-    func update<T>(_ change: (inout Value) -> T) -> T { lock.withLock { change(&stored) } }
-}
-
-/// A small seeded generator (SplitMix64), so that a run's mix of requests can be repeated.
-struct SoakRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    /// True with probability `p`.
-    mutating func chance(_ p: Double) -> Bool { Double.random(in: 0..<1, using: &self) < p }
-}
-
-/// Waits until `condition` holds or `seconds` pass; whether it held.
-func settle(within seconds: TimeInterval, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while !condition() {
-        guard Date() < deadline else { return false }
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
-    return true
-}
-
-/// Waits like `settle`, but polls from a thread of its own: a `Task.sleep` every 20 ms wakes one of
-/// dispatch's worker threads each time, which keeps idle workers from timing out (after 5 s) and leaves the
-/// thread count above its baseline for as long as the wait lasts. Only the final resume touches the pool.
-/// The polling thread is named `settlingThreadName`, which `ProcessFigures` leaves out of its counts.
-func settleQuietly(within seconds: TimeInterval, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
-    await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-        Thread.detachNewThread {
-            Thread.current.name = settlingThreadName
-            let deadline = Date().addingTimeInterval(seconds)
-            while !condition() {
-                guard Date() < deadline else { return continuation.resume(returning: false) }
-                Thread.sleep(forTimeInterval: 0.05)
-            }
-            continuation.resume(returning: true)
-        }
-    }
-}
-
-/// The name of `settleQuietly`'s polling thread.
-let settlingThreadName = "soak-settling"
-
-func now() -> TimeInterval { ProcessInfo.processInfo.systemUptime }
-
-func log(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
 }

@@ -8,8 +8,8 @@ import SwiftyServiceCurl
 import FoundationNetworking
 #endif
 
-/// The real-server phase's mix, in requests per thousand.
-private enum RealScenario: String, CaseIterable {
+/// The real-server phase's mix.
+private enum RealScenario: String, ScenarioMix {
     case noContent = "status-204"
     case get
     case anything
@@ -23,55 +23,24 @@ private enum RealScenario: String, CaseIterable {
     case delayResourceTimeout = "delay-resource-timeout"
     case delayIdleTimeout = "delay-idle-timeout"
 
-    var perMille: Int {
-        switch self {
-        case .noContent: 482
-        case .get: 150
-        case .anything: 100
-        case .status500: 80
-        case .status404: 60
-        case .notJSON: 40
-        case .noScheme: 20
-        case .badHeader: 20
-        case .closedPort: 40
-        case .delayCancelled: 5
-        case .delayResourceTimeout: 2
-        case .delayIdleTimeout: 1
-        }
-    }
+    var share: Int { mix.share }
 
-    var path: String {
+    /// Requests per thousand, the path asked for, and the outcome the caller must get.
+    var mix: (share: Int, path: String, expected: Outcome) {
         switch self {
-        case .noContent, .noScheme, .badHeader, .closedPort: "status/204"
-        case .get: "get"
-        case .anything: "anything/soak/ü x"
-        case .status500: "status/500"
-        case .status404: "status/404"
-        case .notJSON: "robots.txt"
-        case .delayCancelled, .delayResourceTimeout: "delay/1"
-        case .delayIdleTimeout: "delay/3"
+        case .noContent: (482, "status/204", .success)
+        case .get: (150, "get", .success)
+        case .anything: (100, "anything/soak/ü x", .success)
+        case .status500: (80, "status/500", .unacceptableStatusCode)
+        case .status404: (60, "status/404", .unacceptableStatusCode)
+        case .notJSON: (40, "robots.txt", .decoding)
+        case .noScheme: (20, "status/204", .invalidRequest)
+        case .badHeader: (20, "status/204", .invalidRequest)
+        case .closedPort: (40, "status/204", .transport)
+        case .delayCancelled: (5, "delay/1", .cancelled)
+        case .delayResourceTimeout: (2, "delay/1", .timedOut)
+        case .delayIdleTimeout: (1, "delay/3", .timedOut)
         }
-    }
-
-    var expected: Outcome {
-        switch self {
-        case .noContent, .get, .anything: .success
-        case .status500, .status404: .unacceptableStatusCode
-        case .notJSON: .decoding
-        case .noScheme, .badHeader: .invalidRequest
-        case .closedPort: .transport
-        case .delayCancelled: .cancelled
-        case .delayResourceTimeout, .delayIdleTimeout: .timedOut
-        }
-    }
-
-    static func pick(_ random: inout SoakRandom) -> RealScenario {
-        var roll = Int.random(in: 0..<1000, using: &random)
-        for scenario in allCases {
-            if roll < scenario.perMille { return scenario }
-            roll -= scenario.perMille
-        }
-        return .noContent
     }
 }
 
@@ -81,18 +50,12 @@ enum Kind: String, CaseIterable, Sendable {
     case curl = "CurlBackend"
     case legacy = "LegacyBackend"
 
-    /// The name `--backends` takes.
-    var option: String {
-        switch self {
-        case .urlSession: "urlsession"
-        case .curl: "curl"
-        case .legacy: "legacy"
-        }
-    }
+    /// The name `--backends` takes: the type's name without "Backend", in lower case.
+    var option: String { rawValue.dropLast("Backend".count).lowercased() }
 }
 
 /// Every backend the phase makes, tracked, with weak references to check that each goes away.
-private final class Backends: @unchecked Sendable {
+private final class Backends: Sendable {
     let legacyURLCache: Bool
     let stats: [Kind: BackendStats] = Dictionary(
         uniqueKeysWithValues: Kind.allCases.map { ($0, BackendStats($0.rawValue)) })
@@ -102,7 +65,7 @@ private final class Backends: @unchecked Sendable {
     let urlSessions = WeakSet<URLSession>()
     let legacies = WeakSet<LegacyBackend>()
     let clients = WeakSet<LegacyHTTPClient>()
-    let current = Shared<[Kind: TrackingBackend]>([:])
+    let current = Locked<[Kind: TrackingBackend]>([:])
     /// Connections per host each kind keeps at most.
     let limits: [Kind: Int] = [
         .urlSession: URLSessionBackend.defaultConfiguration().httpMaximumConnectionsPerHost,
@@ -137,7 +100,7 @@ private final class Backends: @unchecked Sendable {
     /// Replaces the current backend of `kind` with a new one; the old one must go once its requests end.
     func renew(_ kind: Kind) {
         let backend = make(kind)
-        current.update { $0[kind] = backend }
+        current.withLock { $0[kind] = backend }
     }
 
     func backend(_ kind: Kind) -> TrackingBackend { current.value[kind]! }
@@ -167,165 +130,38 @@ private final class Backends: @unchecked Sendable {
 
 func runRealPhase(_ options: Options, server: URL) async -> PhaseReport {
     let report = PhaseReport("real-server")
-    let count = options.realRequests
     let port = server.port!
     let root =
         server.absoluteString.hasSuffix("/")
         ? String(server.absoluteString.dropLast()) : server.absoluteString
     let closed = (try? closedPort()) ?? 9
-
-    let primer = await primeReal(
-        root: root, port: port, kinds: options.backends, legacyURLCache: options.legacyURLCache)
-    report.line("  primer: \(primer)")
-    report.line(
-        "  LegacyHTTPClient sessions: URLSessionConfiguration.default \(options.legacyURLCache ? "with its URLCache (--legacy-urlcache)" : "without its URLCache (--legacy-urlcache keeps it)")"
-    )
+    await primeReal(root: root, port: port, options: options, report: report)
 
     // The monitor's thread runs from before the baseline to after the last figure.
     let monitor = PeakMonitor(port: port)
     let before = ProcessFigures.measure(port: port, heap: true)
-    let backends = Backends(legacyURLCache: options.legacyURLCache)
-    let kinds = options.backends
-    for kind in kinds { backends.renew(kind) }
-    // A realm per kind, and (with more than one kind) a mixed realm whose backend keeps changing kind.
-    let realms: [(label: String, realm: ServiceRealm, kind: Kind?)] =
-        kinds.map { ($0.rawValue, ServiceRealm.get("soak-\($0.option)"), $0) }
-        + (kinds.count > 1 ? [("mixed", ServiceRealm.get("soak-mixed"), nil)] : [])
-    for (_, realm, kind) in realms {
-        realm.reset().setBaseURL(URL(string: root)!).use(backends.backend(kind ?? kinds[0]))
-    }
-    let callbackQueue = DispatchQueue(label: "soak.real.callbacks")
-    let churned = Shared(0)
-    let lastChurn = Shared(now())
-    let churnInterval = options.churnInterval
-
-    // The realms change all the time; the mixed realm's backend moves between the three kinds, and now
-    // and then one kind's backend is replaced by a new one (the old one must close its connections and
-    // end its thread once its last request is over).
-    let mutator = RealmMutator(interval: 0.002, seed: options.seed ^ 0x7EA1) { number, random in
-        if churnInterval > 0, now() - lastChurn.value > churnInterval {
-            lastChurn.value = now()
-            let turn = churned.update { count in
-                defer { count += 1 }
-                return count
-            }
-            backends.renew(kinds[turn % kinds.count])
-        }
-        let (_, realm, kind) = realms.randomElement(using: &random)!
-        switch Int.random(in: 0..<4, using: &random) {
-        case 0:
-            realm.addHeader("X-Soak-Version", withValue: String(number))
-        case 1:
-            realm.setBaseURL(baseVariant(root, number, &random))
-        default:
-            let backend = backends.backend(kind ?? kinds.randomElement(using: &random)!)
-            let retry = random.chance(0.4)
-            let queue = random.chance(0.3) ? callbackQueue : nil
-            let timeout = Double.random(in: 20...60, using: &random)
-            let base = baseVariant(root, number, &random)
-            realm.configure { configuration in
-                configuration = RealmConfiguration()
-                configuration.setBaseURL(base)
-                configuration.use(backend)
-                configuration.addHeader("X-Soak-Version", withValue: String(number))
-                configuration.setTimeout(timeout)
-                if retry { configuration.addMiddleware(RetryMiddleware(fastRetry)) }
-                configuration.setCallbackQueue(queue)
-            }
-        }
-    }
-
-    let gate = Gate(limit: options.concurrency.lowerBound)
-    let ledger = Ledger(count: count, gate: gate)
-    let watch = Watch()
-    var memory = MemoryTrail(warmup: options.warmup)
-    var forms: [Plan.Form: Int] = [:]
-    let started = now()
-    await drive(
-        count: count, ledger: ledger, gate: gate, watch: watch, concurrency: options.concurrency,
-        seed: options.seed ^ 0x2222,
-        plan: { id, random in
-            let scenario = RealScenario.pick(&random)
-            // The mixed realm takes one request in ten, the others share the rest.
-            let mixed = realms.count > kinds.count && random.chance(0.1)
-            let (label, realm, _) =
-                mixed ? realms[kinds.count] : realms[Int.random(in: 0..<kinds.count, using: &random)]
-            var endpoint = SoakEndpoint(realm: realm, path: scenario.path, scenario: scenario.rawValue)
-            endpoint.retries = random.chance(0.25)
-            var cancel = randomCancel(&random, delays: 0...0.005)
-            var call = Call.plain(endpoint)
-            switch scenario {
-            case .anything:
-                endpoint.query = ["id": String(id), "q": "a&b=c d/é"]
-                call = .plain(endpoint)
-            case .noScheme:
-                endpoint.ownBaseURL = URL(string: "127.0.0.1/nowhere")
-                call = .plain(endpoint)
-            case .badHeader:
-                endpoint.extraHeaders = ["X-Broken": "line\nInjected: yes"]
-                call = .plain(endpoint)
-            case .closedPort:
-                endpoint.ownBaseURL = URL(string: "http://127.0.0.1:\(closed)")
-                call = .plain(endpoint)
-            case .delayCancelled:
-                endpoint.retries = false
-                cancel = .after(Double.random(in: 0.01...0.3, using: &random))
-                call = .plain(endpoint)
-            case .delayResourceTimeout:
-                endpoint.retries = false
-                call = .overridden(endpoint.override { $0.setResourceTimeout(0.2) })
-            case .delayIdleTimeout:
-                endpoint.retries = false
-                call = .overridden(endpoint.override { $0.setTimeout(1) })
-            default:
-                break
-            }
-            var form = Plan.Form.allCases.randomElement(using: &random)!
-            switch scenario {
-            case .notJSON: form = random.chance(0.5) ? .asyncDecoded : .callbackDecoded
-            // 204 has no body to decode.
-            case .noContent where form == .asyncDecoded: form = .async
-            case .noContent where form == .callbackDecoded: form = .callback
-            default: break
-            }
-            forms[form, default: 0] += 1
-            return Plan(
-                id: id, label: label, scenario: scenario.rawValue, expected: scenario.expected, call: call,
-                form: form, cancel: cancel)
-        },
-        checkpoint: { sent in memory.note(sent: sent) })
-    let sendingTime = now() - started
-    let drained = await settle(within: 30) { gate.current == 0 }
-    let wall = now() - started
-    let changes = mutator.stop()
-    let released = await settle(within: 15) {
-        watch.callbacks.alive == 0 && watch.handles.alive == 0
-            && backends.stats.values.allSatisfy { $0.completions.alive == 0 }
-            && backends.curlTransfersInFlight == 0
+    let rig = RealRig(root: root, closedPort: closed, options: options)
+    let mutator = rig.mutate(seed: options.seed ^ 0x7EA1, churnInterval: options.churnInterval)
+    var traffic = await drive(
+        count: options.realRequests, options: options, seed: options.seed ^ 0x2222, plan: rig.plan)
+    let backends = rig.backends
+    let rest = await traffic.rest(stopping: mutator, port: port, releaseWait: 15) {
+        backends.stats.values.allSatisfy { $0.completions.alive == 0 } && backends.curlTransfersInFlight == 0
     }
     let curlInFlight = backends.curlTransfersInFlight
     let curlsAtRest = backends.curls.alive.count
     let socketBound = backends.socketBound
-    let atRest = ProcessFigures.measure(port: port, heap: true)
-    memory.finish(
-        residentKB: atRest.residentKB, heap: atRest.heapBytes, requests: count)
 
     // Teardown: the realms let go of their backends; each must then close its connections, end its
     // thread, and go.
-    for (_, realm, _) in realms { realm.reset() }
-    backends.current.value = [:]
+    for (_, realm, _) in rig.realms { realm.reset() }
+    backends.current.withLock { $0 = [:] }
     let teardown = await awaitTeardown(to: before, port: port) { backends.alive == 0 }
-    let after = teardown.after
     let peak = monitor.finish()
 
-    let summary = ledger.summary(sent: count)
-    report.requests(
-        summary, wall: wall, sendingTime: sendingTime, gate: gate, concurrency: options.concurrency,
-        changes: changes, forms: forms)
-    report.settling(drained: drained, released: released, releaseWait: 15, teardown: teardown)
-    report.exactlyOnce(summary)
+    report.traffic(traffic, rest: rest, teardown: teardown)
     report.leaks(
-        before: before, atRest: atRest, after: after, peak: peak, socketsLabel: "server",
+        before: before, atRest: rest.figures, after: teardown.after, peak: peak, socketsLabel: "server",
         socketBound: socketBound)
     report.line(
         "  CurlBackend.transfersInFlight at rest: \(curlInFlight) (over \(curlsAtRest) live CurlBackends)")
@@ -334,24 +170,121 @@ func runRealPhase(_ options: Options, server: URL) async -> PhaseReport {
         "\(curlInFlight) in flight")
     // FoundationNetworking itself keeps about 175 bytes of every URLSession request for good (measured with
     // URLSession alone): this phase's heap bound allows for it (see Options.maxRealHeapGrowthPerRequest).
-    report.memory(memory, bound: options.maxGrowthPerRequest, heapBound: options.maxRealHeapGrowthPerRequest)
-    report.objects(watch: watch)
-    for kind in kinds { report.backend(backends.stats[kind]!) }
-    report.line(
-        "  backends made: \(backends.made) (\(churned.value) replaced mid-run); alive after teardown: \(backends.aliveDescription)"
-    )
-    report.check(
-        "real-server: every backend and legacy client deallocated after teardown", backends.alive == 0,
-        backends.aliveDescription)
+    report.memory(
+        traffic.memory, bound: options.maxGrowthPerRequest, heapBound: options.maxRealHeapGrowthPerRequest)
+    report.objects(watch: traffic.watch)
+    rig.reportBackends(to: report)
     return report
+}
+
+/// The real-server phase's backends and realms: a realm per kind and, with more than one kind, a mixed
+/// realm whose backend keeps changing kind.
+private final class RealRig: Sendable {
+    let root: String
+    let closedPort: Int
+    let kinds: [Kind]
+    let backends: Backends
+    let realms: [(label: String, realm: ServiceRealm, kind: Kind?)]
+    let callbackQueue = DispatchQueue(label: "soak.real.callbacks")
+    /// Backends replaced mid-run, and when the last one was.
+    let churned = Locked(0)
+    let lastChurn = Locked(now())
+
+    init(root: String, closedPort: Int, options: Options) {
+        self.root = root
+        self.closedPort = closedPort
+        kinds = options.backends
+        backends = Backends(legacyURLCache: options.legacyURLCache)
+        for kind in kinds { backends.renew(kind) }
+        realms =
+            kinds.map { ($0.rawValue, ServiceRealm.get("soak-\($0.option)"), $0) }
+            + (kinds.count > 1 ? [("mixed", ServiceRealm.get("soak-mixed"), nil)] : [])
+        for (_, realm, kind) in realms {
+            realm.reset().setBaseURL(URL(string: root)!).use(backends.backend(kind ?? kinds[0]))
+        }
+    }
+
+    /// Changes the realms all the time; the mixed realm's backend moves between the kinds, and now and
+    /// then one kind's backend is replaced by a new one (the old one must close its connections and end
+    /// its thread once its last request is over).
+    func mutate(seed: UInt64, churnInterval: TimeInterval) -> LoopThread {
+        realmChanges(every: 0.002, seed: seed) { [self] number, random in
+            if churnInterval > 0, now() - lastChurn.value > churnInterval {
+                lastChurn.withLock { $0 = now() }
+                let turn = churned.withLock { count in
+                    defer { count += 1 }
+                    return count
+                }
+                backends.renew(kinds[turn % kinds.count])
+            }
+            let (_, realm, kind) = realms.randomElement(using: &random)!
+            changeRealm(realm, number, root: root, queue: callbackQueue, &random) { random in
+                backends.backend(kind ?? kinds.randomElement(using: &random)!)
+            }
+        }
+    }
+
+    /// The next request: a scenario of the mix in one of the realms, sent in a random form, now and then
+    /// cancelled.
+    func plan(_ id: Int, _ random: inout SoakRandom) -> Plan {
+        let scenario = RealScenario.pick(&random)
+        // The mixed realm takes one request in ten, the others share the rest.
+        let mixed = realms.count > kinds.count && random.chance(0.1)
+        let (label, realm, _) =
+            mixed ? realms[kinds.count] : realms[Int.random(in: 0..<kinds.count, using: &random)]
+        var endpoint = SoakEndpoint(realm: realm, path: scenario.mix.path, scenario: scenario.rawValue)
+        endpoint.retries = random.chance(0.25)
+        var cancel = randomCancel(&random, delays: 0...0.005)
+        switch scenario {
+        case .anything: endpoint.query = ["id": String(id), "q": "a&b=c d/é"]
+        case .noScheme: endpoint.ownBaseURL = URL(string: "127.0.0.1/nowhere")
+        case .badHeader: endpoint.extraHeaders = ["X-Broken": "line\nInjected: yes"]
+        case .closedPort: endpoint.ownBaseURL = URL(string: "http://127.0.0.1:\(closedPort)")
+        case .delayCancelled: cancel = .after(Double.random(in: 0.01...0.3, using: &random))
+        default: break
+        }
+        // A retry would send again the slow request the scenario means to cancel or time out once.
+        if [.delayCancelled, .delayResourceTimeout, .delayIdleTimeout].contains(scenario) {
+            endpoint.retries = false
+        }
+        let call: Call =
+            switch scenario {
+            case .delayResourceTimeout: .overridden(endpoint.override { $0.setResourceTimeout(0.2) })
+            case .delayIdleTimeout: .overridden(endpoint.override { $0.setTimeout(1) })
+            default: .plain(endpoint)
+            }
+        var form = Plan.Form.allCases.randomElement(using: &random)!
+        switch scenario {
+        case .notJSON: form = random.chance(0.5) ? .asyncDecoded : .callbackDecoded
+        // 204 has no body to decode.
+        case .noContent where form == .asyncDecoded: form = .async
+        case .noContent where form == .callbackDecoded: form = .callback
+        default: break
+        }
+        return Plan(
+            id: id, label: label, scenario: scenario.rawValue, expected: scenario.mix.expected, call: call,
+            form: form,
+            cancel: cancel)
+    }
+
+    /// Each kind's record, and the check that every backend went after the teardown.
+    func reportBackends(to report: PhaseReport) {
+        for kind in kinds { report.backend(backends.stats[kind]!) }
+        report.line(
+            "  backends made: \(backends.made) (\(churned.value) replaced mid-run); alive after teardown: \(backends.aliveDescription)"
+        )
+        report.check(
+            "real-server: every backend and legacy client deallocated after teardown", backends.alive == 0,
+            backends.aliveDescription)
+    }
 }
 
 /// A few hundred requests through a backend of each kind, which then go: whatever the first use of
 /// URLSession and libcurl sets up for good exists before the baseline is taken.
-private func primeReal(root: String, port: Int, kinds: [Kind], legacyURLCache: Bool) async -> String {
+private func primeReal(root: String, port: Int, options: Options, report: PhaseReport) async {
     let realm = ServiceRealm.get("soak-real-primer")
     var sent = 0
-    for kind in kinds {
+    for kind in options.backends {
         let backend: any NetworkBackend =
             switch kind {
             case .urlSession: URLSessionBackend()
@@ -359,27 +292,10 @@ private func primeReal(root: String, port: Int, kinds: [Kind], legacyURLCache: B
             case .legacy:
                 LegacyBackend(
                     client: LegacyHTTPClient(
-                        configuration: legacyConfiguration(keepingURLCache: legacyURLCache)))
+                        configuration: legacyConfiguration(keepingURLCache: options.legacyURLCache)))
             }
         realm.reset().setBaseURL(URL(string: root)!).use(backend).addMiddleware(RetryMiddleware(fastRetry))
-        await withTaskGroup(of: Void.self) { group in
-            for index in 0..<200 {
-                let endpoint = SoakEndpoint(
-                    realm: realm, path: index.isMultiple(of: 5) ? "status/500" : "status/204")
-                group.addTask {
-                    if index.isMultiple(of: 2) {
-                        let task = Task { _ = try? await endpoint.request() }
-                        if index.isMultiple(of: 7) { task.cancel() }
-                        await task.value
-                    } else {
-                        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                            let handle = endpoint.request { _ in continuation.resume() }
-                            if index.isMultiple(of: 7) { handle.cancel() }
-                        }
-                    }
-                }
-            }
-        }
+        await prime(200, on: realm, cancelEvery: 7) { $0.isMultiple(of: 5) ? "status/500" : "status/204" }
         sent += 200
     }
     realm.reset()
@@ -387,8 +303,12 @@ private func primeReal(root: String, port: Int, kinds: [Kind], legacyURLCache: B
         openSockets(toPort: port) == 0 && !threadNames().contains { $0.hasPrefix("SwiftyCurl-") }
     }
     let figures = ProcessFigures.measure(port: port)
-    return
-        "\(sent) requests through one backend of each kind, dropped; \(settled ? "settled" : "NOT settled in 15 s"): sockets to httpbin \(figures.sockets), SwiftyCurl threads \(figures.curlThreads)"
+    report.line(
+        "  primer: \(sent) requests through one backend of each kind, dropped; \(settled ? "settled" : "NOT settled in 15 s"): sockets to httpbin \(figures.sockets), SwiftyCurl threads \(figures.curlThreads)"
+    )
+    report.line(
+        "  LegacyHTTPClient sessions: URLSessionConfiguration.default \(options.legacyURLCache ? "with its URLCache (--legacy-urlcache)" : "without its URLCache (--legacy-urlcache keeps it)")"
+    )
 }
 
 /// The legacy client's configuration: `URLSessionConfiguration.default` without its `URLCache`, unless asked.

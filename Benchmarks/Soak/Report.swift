@@ -57,12 +57,15 @@ final class PhaseReport {
 
     func line(_ text: String) { lines.append(text) }
 
-    /// Whether the requests drained (30 s allowed), their objects went (`releaseWait` s) and the teardown
-    /// settled, and how long that took.
-    func settling(drained: Bool, released: Bool, releaseWait: Int, teardown: Teardown) {
+    /// The figures and checks every phase has: how its requests went, how it settled after them, and
+    /// that each was answered exactly once.
+    func traffic(_ traffic: Traffic, rest: Rest, teardown: Teardown) {
+        let summary = traffic.ledger.summary(sent: traffic.ledger.count)
+        requests(summary, traffic, changes: rest.changes)
         line(
-            "  settling: in-flight drained \(drained ? "yes" : "NO (30 s)"), objects released \(released ? "yes" : "NO (\(releaseWait) s)"), teardown settled \(teardown.settled ? "yes" : "NO") after \(String(format: "%.1f", teardown.seconds)) s"
+            "  settling: in-flight drained \(traffic.drained ? "yes" : "NO (30 s)"), objects released \(rest.released ? "yes" : "NO (\(rest.releaseWait) s)"), teardown settled \(teardown.settled ? "yes" : "NO") after \(String(format: "%.1f", teardown.seconds)) s"
         )
+        exactlyOnce(summary)
     }
 
     func check(_ name: String, _ passed: Bool, _ detail: String) {
@@ -71,16 +74,14 @@ final class PhaseReport {
 
     var failed: [Check] { checks.filter { !$0.passed } }
 
-    func requests(
-        _ summary: Ledger.Summary, wall: TimeInterval, sendingTime: TimeInterval, gate: Gate,
-        concurrency: ClosedRange<Int>, changes: Int, forms: [Plan.Form: Int]
-    ) {
+    private func requests(_ summary: Ledger.Summary, _ traffic: Traffic, changes: Int) {
+        let (wall, concurrency, forms) = (traffic.wall, traffic.concurrency, traffic.forms)
         line(
             String(
                 format:
                     "  %d requests in %.1f s (%.0f req/s; sent in %.1f s), in flight %d–%d (peak %d), %d realm changes",
-                summary.sent, wall, Double(summary.sent) / wall, sendingTime, concurrency.lowerBound,
-                concurrency.upperBound, gate.peakInFlight, changes))
+                summary.sent, wall, Double(summary.sent) / wall, traffic.sendingTime, concurrency.lowerBound,
+                concurrency.upperBound, traffic.gate.peakInFlight, changes))
         line(
             "  forms: "
                 + Plan.Form.allCases.map { "\($0.rawValue) \(forms[$0] ?? 0)" }.joined(separator: ", ")
@@ -106,7 +107,7 @@ final class PhaseReport {
         )
     }
 
-    func exactlyOnce(_ summary: Ledger.Summary) {
+    private func exactlyOnce(_ summary: Ledger.Summary) {
         line(
             "  answered exactly once: \(summary.answeredOnce); more than once: \(summary.answeredMoreThanOnce); never: \(summary.neverAnswered)"
         )
@@ -127,13 +128,10 @@ final class PhaseReport {
     ) {
         line("  process figures         before   peak  at rest  after teardown")
         func row(_ title: String, _ value: (ProcessFigures) -> Int) {
+            let cells = [before, peak, atRest, after].map { value($0) < 0 ? "–" : String(value($0)) }
             line(
-                "    "
-                    + [title.padding(toLength: 20, withPad: " ", startingAt: 0)]
-                    .joined()
-                    + [before, peak, atRest, after].map {
-                        (value($0) < 0 ? "–" : String(value($0))).leftPadded(8)
-                    }.joined())
+                "    " + title.padding(toLength: 20, withPad: " ", startingAt: 0)
+                    + cells.map { $0.leftPadded(8) }.joined())
         }
         row("file descriptors") { $0.descriptors }
         row("threads") { $0.threads }
@@ -198,15 +196,16 @@ final class PhaseReport {
     }
 
     func objects(watch: Watch) {
+        let (handles, sampled) = (watch.handles.alive.count, watch.handles.added)
         line(
-            "  per-request objects still alive at rest: completion closures \(watch.callbacks.alive) of \(watch.callbacks.created), RequestHandles \(watch.handles.alive) of \(watch.handles.sampled) sampled"
+            "  per-request objects still alive at rest: completion closures \(watch.callbacks.alive) of \(watch.callbacks.created), RequestHandles \(handles) of \(sampled) sampled"
         )
         check(
             "\(name): the library let go of every completion closure", watch.callbacks.alive == 0,
             "\(watch.callbacks.alive) of \(watch.callbacks.created) alive")
         check(
-            "\(name): every sampled RequestHandle deallocated", watch.handles.alive == 0,
-            "\(watch.handles.alive) of \(watch.handles.sampled) alive")
+            "\(name): every sampled RequestHandle deallocated", handles == 0, "\(handles) of \(sampled) alive"
+        )
     }
 
     /// A backend's own record: every send called back exactly once, and the closure let go of.

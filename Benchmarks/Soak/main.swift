@@ -2,13 +2,8 @@ import Foundation
 
 // A soak run: 100,000 requests through stubs and 100,000 through a real httpbin, with random
 // cancellations, faults and realm changes; every request must end exactly once, and what the process
-// holds (descriptors, threads, sockets, memory, per-request objects) must come back. See scripts/soak.
-//
-//   scripts/soak                                   (builds in release, starts httpbin, runs everything)
-//   SwiftyServiceSoak --url http://127.0.0.1:PORT [--stub-requests N] [--real-requests N]
-//       [--phase stub|real] [--warmup N] [--concurrency 16-64] [--seed N] [--max-growth BYTES]
-//       [--max-stub-heap-growth BYTES] [--max-real-heap-growth BYTES] [--churn SECONDS] [--legacy-urlcache]
-//       [--backends urlsession,curl,legacy]
+// holds (descriptors, threads, sockets, memory, per-request objects) must come back. See scripts/soak,
+// which builds in release, starts httpbin and runs everything; `SwiftyServiceSoak --help` lists the options.
 
 struct Options: Sendable {
     var url: URL?
@@ -33,51 +28,42 @@ struct Options: Sendable {
     var legacyURLCache = false
     /// The backends of the real-server phase.
     var backends = Kind.allCases
+}
+
+extension Options {
+    /// Every option, as the usage line shows it (name, then what its value looks like if it takes one),
+    /// and what it sets.
+    private static let flags: KeyValuePairs<String, @Sendable (inout Options, String) -> Void> = [
+        "--url URL": { $0.url = URL(string: $1) },
+        "--stub-requests N": { $0.stubRequests = number($1) },
+        "--real-requests N": { $0.realRequests = number($1) },
+        "--phase stub|real": { $0.phases = [$1] },
+        "--warmup N": { $0.warmup = number($1) },
+        "--concurrency LOW-HIGH": { $0.concurrency = range($1) },
+        "--seed N": { $0.seed = UInt64(number($1)) },
+        "--max-growth BYTES": { $0.maxGrowthPerRequest = Double(number($1)) },
+        "--max-stub-heap-growth BYTES": { $0.maxStubHeapGrowthPerRequest = Double(number($1)) },
+        "--max-real-heap-growth BYTES": { $0.maxRealHeapGrowthPerRequest = Double(number($1)) },
+        "--churn SECONDS": { $0.churnInterval = Double($1) ?? 5 },
+        "--legacy-urlcache": { options, _ in options.legacyURLCache = true },
+        "--backends urlsession,curl,legacy": { $0.backends = kinds($1) },
+    ]
+
+    static let usageLine = "usage: SwiftyServiceSoak " + flags.map { "[\($0.key)]" }.joined(separator: " ")
 
     static func parse(_ arguments: [String]) -> Options {
         var options = Options()
         options.url = ProcessInfo.processInfo.environment["HTTPBIN_URL"].flatMap(URL.init(string:))
-        var index = 0
-        func value() -> String {
-            index += 1
-            guard index < arguments.count else { usage("\(arguments[index - 1]) needs a value") }
-            return arguments[index]
-        }
-        func number(_ text: String) -> Int {
-            guard let number = Int(text.replacingOccurrences(of: "_", with: "")) else {
-                usage("not a number: \(text)")
+        var rest = arguments[...]
+        while let argument = rest.popFirst() {
+            if argument == "--help" || argument == "-h" { usage(nil) }
+            guard let (spec, apply) = flags.first(where: { $0.key.split(separator: " ")[0] == argument })
+            else {
+                usage("unknown argument \(argument)")
             }
-            return number
-        }
-        while index < arguments.count {
-            switch arguments[index] {
-            case "--url": options.url = URL(string: value())
-            case "--stub-requests": options.stubRequests = number(value())
-            case "--real-requests": options.realRequests = number(value())
-            case "--phase": options.phases = [value()]
-            case "--warmup": options.warmup = number(value())
-            case "--seed": options.seed = UInt64(number(value()))
-            case "--max-growth": options.maxGrowthPerRequest = Double(number(value()))
-            case "--max-stub-heap-growth": options.maxStubHeapGrowthPerRequest = Double(number(value()))
-            case "--max-real-heap-growth": options.maxRealHeapGrowthPerRequest = Double(number(value()))
-            case "--churn": options.churnInterval = Double(value()) ?? 5
-            case "--legacy-urlcache": options.legacyURLCache = true
-            case "--backends":
-                let names = value().split(separator: ",").map(String.init)
-                options.backends = Kind.allCases.filter { names.contains($0.option) }
-                guard options.backends.count == names.count, !names.isEmpty else {
-                    usage("--backends takes a comma-separated list of urlsession, curl, legacy")
-                }
-            case "--concurrency":
-                let parts = value().split(separator: "-").map { number(String($0)) }
-                guard parts.count == 2, parts[0] >= 1, parts[0] <= parts[1] else {
-                    usage("--concurrency LOW-HIGH")
-                }
-                options.concurrency = parts[0]...parts[1]
-            case "--help", "-h": usage(nil)
-            default: usage("unknown argument \(arguments[index])")
-            }
-            index += 1
+            let takesValue = spec.contains(" ")
+            guard !takesValue || !rest.isEmpty else { usage("\(argument) needs a value") }
+            apply(&options, takesValue ? rest.removeFirst() : "")
         }
         guard options.phases.isSubset(of: ["stub", "real"]) else { usage("--phase stub or real") }
         if options.phases.contains("real"), options.url?.port == nil {
@@ -87,13 +73,33 @@ struct Options: Sendable {
         }
         return options
     }
+
+    private static func number(_ text: String) -> Int {
+        guard let number = Int(text.replacingOccurrences(of: "_", with: "")) else {
+            usage("not a number: \(text)")
+        }
+        return number
+    }
+
+    private static func range(_ text: String) -> ClosedRange<Int> {
+        let parts = text.split(separator: "-").map { number(String($0)) }
+        guard parts.count == 2, parts[0] >= 1, parts[0] <= parts[1] else { usage("--concurrency LOW-HIGH") }
+        return parts[0]...parts[1]
+    }
+
+    private static func kinds(_ text: String) -> [Kind] {
+        let names = text.split(separator: ",").map(String.init)
+        let kinds = Kind.allCases.filter { names.contains($0.option) }
+        guard kinds.count == names.count, !names.isEmpty else {
+            usage("--backends takes a comma-separated list of urlsession, curl, legacy")
+        }
+        return kinds
+    }
 }
 
 func usage(_ problem: String?) -> Never {
     if let problem { log("SwiftyServiceSoak: \(problem)") }
-    log(
-        "usage: SwiftyServiceSoak [--url URL] [--stub-requests N] [--real-requests N] [--phase stub|real] [--warmup N] [--concurrency LOW-HIGH] [--seed N] [--max-growth BYTES] [--max-stub-heap-growth BYTES] [--max-real-heap-growth BYTES] [--churn SECONDS] [--legacy-urlcache] [--backends urlsession,curl,legacy]"
-    )
+    log(Options.usageLine)
     exit(2)
 }
 
