@@ -128,7 +128,7 @@ struct RequestSafetyTests {
         let elapsed = try await onThreadOfItsOwn {
             let start = ContinuousClock.now
             _ = try TestEndpoint(realm, "x", method: .post, parameters: parameters).urlRequest()
-            _ = try TestEndpoint(realm, "x", parameters: parameters).urlRequest()
+            _ = try TestEndpoint(realm, "x", method: .post, parameters: parameters, encoding: .form).urlRequest()
             return seconds(since: start)
         }
         #expect(elapsed < 10)
