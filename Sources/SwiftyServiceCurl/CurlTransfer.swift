@@ -188,8 +188,7 @@ final class CurlTransfer: @unchecked Sendable {
     func nextHop(after head: HTTPURLResponse) -> RedirectPolicy.Step? {
         guard let proposed = RedirectPolicy.proposedRequest(after: head, sent: current) else { return nil }
         redirects += 1
-        let step = policy.step(
-            after: head, sent: current, proposed: proposed, secrets: request.redaction, redirects: redirects)
+        let step = policy.step(after: head, sent: current, proposed: proposed, for: request, redirects: redirects)
         if case let .follow(next) = step { current = next }
         return step
     }

@@ -203,7 +203,15 @@ extension Cassette.Interaction {
     /// and response headers: a server that echoes them (httpbin does) would otherwise store them.
     init(_ request: BackendRequest, _ result: Result<Response, any Error>, redaction: Redaction) {
         let urlRequest = request.urlRequest
-        let scrub = Scrubber(secrets: redaction.secretValues(in: urlRequest))
+        var secrets = redaction.secretValues(in: urlRequest)
+        // A cookie a response sets is as secret as one a request sends, wherever else it shows up.
+        if case let .success(response) = result, let setCookie = response.header("Set-Cookie") {
+            // Each line's first pair is the cookie; the rest are attributes (Path, Expires…), not secrets.
+            secrets += CookieJar.splitCombinedSetCookie(setCookie).compactMap {
+                Redaction.cookieValues(String($0.prefix { $0 != ";" })).first
+            }
+        }
+        let scrub = Scrubber(secrets: secrets)
         self.request = Cassette.RecordedRequest(
             method: urlRequest.httpMethod ?? "GET",
             url: urlRequest.url.map { redaction.redacting($0).absoluteString } ?? "",

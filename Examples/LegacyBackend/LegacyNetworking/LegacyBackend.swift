@@ -61,8 +61,7 @@ public final class LegacyBackend: NetworkBackend {
             guard let head else { return completion(.failure(URLError(.badServerResponse))) }
             if let proposed = RedirectPolicy.proposedRequest(after: head, sent: urlRequest) {
                 switch policy.step(
-                    after: head, sent: urlRequest, proposed: proposed, secrets: request.redaction,
-                    redirects: redirects + 1)
+                    after: head, sent: urlRequest, proposed: proposed, for: request, redirects: redirects + 1)
                 {
                 case let .follow(next) where !current.isCancelled:
                     return hop(

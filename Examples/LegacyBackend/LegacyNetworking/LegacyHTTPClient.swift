@@ -34,9 +34,20 @@ public final class LegacyHTTPClient: @unchecked Sendable {
     private let session: URLSession
     private let hooks = SessionHooks()
 
-    /// A client on its own session.
-    public init(configuration: URLSessionConfiguration = .default) {
+    /// A client on its own session; by default one that keeps no cookies, which are the realm's business
+    /// under SwiftyService (a session with cookie storage would send one realm's cookies with another's
+    /// requests).
+    public init(configuration: URLSessionConfiguration = LegacyHTTPClient.defaultConfiguration()) {
         session = URLSession(configuration: configuration, delegate: hooks, delegateQueue: nil)
+    }
+
+    /// `URLSessionConfiguration.default` without cookie storage.
+    public static func defaultConfiguration() -> URLSessionConfiguration {
+        let configuration = URLSessionConfiguration.default
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
+        return configuration
     }
 
     /// Sets (or clears) the block that decides redirects for every task of the client.

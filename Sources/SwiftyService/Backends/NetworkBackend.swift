@@ -93,6 +93,10 @@ public struct BackendRequest: Sendable {
     var bodySource: BodyFile?
     var download: DownloadDestination?
     var progress: ProgressThrottle?
+    /// The realm's cookie jar, if it keeps cookies.
+    var cookieJar: CookieJar?
+    /// The `Cookie` header the request had before the jar's cookies joined it.
+    var explicitCookies: String?
 
     /// Creates a backend request; SwiftyService makes these, tests of a backend may too.
     public init(

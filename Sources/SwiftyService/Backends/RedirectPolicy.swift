@@ -93,6 +93,21 @@ extension RedirectPolicy {
         return .follow(decided)
     }
 
+    /// The step after `response` redirected `sent` as the `redirects`-th redirect of `request`: its secrets
+    /// dropped across origins, its realm's cookies kept from the response and sent to the next URL.
+    /// Backends that follow redirects themselves call this for every hop.
+    public func step(
+        after response: HTTPURLResponse, sent: URLRequest, proposed: URLRequest, for request: BackendRequest,
+        redirects: Int
+    ) -> Step {
+        request.keepCookies(response.value(forHTTPHeaderField: "Set-Cookie"), from: response.url ?? sent.url)
+        let step = step(
+            after: response, sent: sent, proposed: proposed, secrets: request.redaction, redirects: redirects)
+        guard case var .follow(next) = step, request.cookieJar != nil else { return step }
+        next.setValue(request.cookieHeader(forHopTo: next, from: sent.url), forHTTPHeaderField: "Cookie")
+        return .follow(next)
+    }
+
     /// The request a browser sends after `response` to `sent`: to the resolved `Location`, as GET without a
     /// body after a 303 (or a 301/302 to a POST), as before after a 307/308; `nil` when it is no redirect.
     public static func proposedRequest(after response: HTTPURLResponse, sent: URLRequest) -> URLRequest? {

@@ -63,7 +63,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
 
     private struct Tracked {
         let sent: URLRequest
-        let secrets: Redaction
+        let request: BackendRequest
         var redirects: Int
         var ending = Ending.finished
         var streaming: Streaming?
@@ -76,11 +76,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         self.policy = policy
     }
 
-    func track(_ task: URLSessionTask, request: URLRequest, secrets: Redaction, redirects: Int) {
+    func track(_ task: URLSessionTask, sent: URLRequest, for request: BackendRequest, redirects: Int) {
         tracked.withLock { table in
             let streaming = table[task.taskIdentifier]?.streaming
             table[task.taskIdentifier] = Tracked(
-                sent: request, secrets: secrets, redirects: redirects, streaming: streaming)
+                sent: sent, request: request, redirects: redirects, streaming: streaming)
         }
     }
 
@@ -91,7 +91,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     ) {
         tracked.withLock { table in
             table[task.taskIdentifier] = Tracked(
-                sent: request.urlRequest, secrets: request.redaction, redirects: 0,
+                sent: request.urlRequest, request: request, redirects: 0,
                 streaming: Streaming(request: request, complete: complete))
         }
     }
@@ -204,8 +204,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         }
         guard let entry else { return completionHandler(request) }
         switch policy.step(
-            after: response, sent: entry.sent, proposed: request, secrets: entry.secrets,
-            redirects: entry.redirects)
+            after: response, sent: entry.sent, proposed: request, for: entry.request, redirects: entry.redirects)
         {
         case .stop:
             completionHandler(nil)

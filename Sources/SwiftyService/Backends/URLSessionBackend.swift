@@ -131,7 +131,7 @@ public final class URLSessionBackend: NetworkBackend {
                 conclude(transfer, ending, error: error, head: response, body: .data(data ?? Data()))
             }
         }
-        delegate?.track(task, request: sent, secrets: request.redaction, redirects: redirects)
+        delegate?.track(task, sent: sent, for: request, redirects: redirects)
         // A task that will not run is cancelled all the same: the session keeps every task it made, with
         // its completion handler (this backend included), until the task completes.
         if transfer.begin(task) { task.resume() } else { task.cancel() }

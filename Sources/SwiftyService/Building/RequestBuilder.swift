@@ -102,6 +102,7 @@ enum RequestBuilder {
             sampleData: draft.sampleData, redaction: settings.redaction, bodyFile: bodyFile,
             download: draft.download)
         backendRequest.maxResponseSize = settings.top(\.maxResponseSize)
+        backendRequest.cookieJar = settings.top(\.cookieJar)
         return PreparedRequest(
             backendRequest: backendRequest,
             backend: settings.top(\.backend) ?? URLSessionBackend.shared,

@@ -141,7 +141,7 @@ extension CookieJar {
     ///
     /// Dates (`Expires=Wed, 09 Jun 2021 …`) and values may contain commas too, so a comma splits only when the text
     /// after it, up to the next `;`, starts with a token and `=`: the start of another cookie.
-    static func splitCombinedSetCookie(_ value: String) -> [String] {
+    package static func splitCombinedSetCookie(_ value: String) -> [String] {
         var lines: [String] = []
         var lineStart = value.startIndex
         var searchStart = value.startIndex

@@ -27,12 +27,15 @@ extension PreparedRequest {
         exchange.start { answer in
             let sent: BackendRequest
             do {
-                sent = try backendRequest.adapted(for: backend)
+                sent = try backendRequest.adapted(for: backend).withCookies()
             } catch {
                 answer(.failure(ServiceError(error, request: request)))
                 return .uncancellable
             }
-            return backend.send(sent) { answer($0.mapError { ServiceError($0, request: request) }) }
+            return backend.send(sent) { result in
+                if case let .success(response) = result { response.keepCookies(for: sent) }
+                answer(result.mapError { ServiceError($0, request: request) })
+            }
         }
     }
 
@@ -97,12 +100,15 @@ extension PreparedRequest {
         // A middleware may set any timeout; backends (a legacy library's among them) get one they can use.
         let timeout = request.timeoutInterval
         if timeout.usableTimeout != timeout { sent.urlRequest.timeoutInterval = timeout.usableTimeout }
-        sent = try sent.adapted(for: backend)
+        sent = try sent.adapted(for: backend).withCookies()
         let attempt = Exchange(request: request)
         let backend = backend
         let outcome = await withTaskCancellationHandler {
-            attempt.start { answer in
-                backend.send(sent) { answer($0.mapError { ServiceError($0, request: request) }) }
+            attempt.start { [sent] answer in
+                backend.send(sent) { result in
+                    if case let .success(response) = result { response.keepCookies(for: sent) }
+                    answer(result.mapError { ServiceError($0, request: request) })
+                }
             }
             return await attempt.outcome(cancelling: true)
         } onCancel: {

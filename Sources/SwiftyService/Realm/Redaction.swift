@@ -77,6 +77,14 @@ public struct Redaction: Sendable, Hashable {
         return URL(string: string.replacingCharacters(in: range, with: "?" + redacted)) ?? url
     }
 
+    /// The values of the cookies in a `Cookie` header (`a=1; b=2`) or a `Set-Cookie` line (`a=1; Path=/`).
+    package static func cookieValues(_ header: String) -> [String] {
+        header.split(separator: ";").compactMap { pair in
+            guard let equals = pair.firstIndex(of: "=") else { return nil }
+            return pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        }.filter { !$0.isEmpty }
+    }
+
     /// The values of `request`'s secret headers and query parameters, so that they can be scrubbed
     /// wherever else they show up — in a body a server echoes, for instance: each whole value, the
     /// credential after an auth scheme (`Bearer <token>`), percent-decoded query values, and the forms
@@ -85,6 +93,7 @@ public struct Redaction: Sendable, Hashable {
         var values: [String] = []
         for (name, value) in request.allHTTPHeaderFields ?? [:] where isSecret(header: name) {
             values.append(value)
+            if name.caseInsensitiveCompare("Cookie") == .orderedSame { values += Self.cookieValues(value) }
             if let space = value.firstIndex(of: " ") {
                 values.append(value[value.index(after: space)...].trimmingCharacters(in: .whitespaces))
             }

@@ -141,6 +141,14 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
         configure { $0.useCache(cache) }
     }
 
+    /// Keeps cookies in `jar` (a new one in memory by default), RFC 6265's way: servers' cookies are sent
+    /// back on later requests of this realm, and of every realm given the same jar; an explicit `Cookie`
+    /// header is kept and wins on a name clash. A realm keeps no cookies unless it asks.
+    @discardableResult
+    public func useCookies(_ jar: CookieJar? = CookieJar()) -> ServiceRealm {
+        configure { $0.useCookies(jar) }
+    }
+
     /// Lets identical GETs in flight at once (same URL and headers) share one request.
     @discardableResult
     public func coalesceIdenticalRequests(_ enabled: Bool = true) -> ServiceRealm {
