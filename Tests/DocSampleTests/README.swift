@@ -74,9 +74,21 @@ enum ReadmeSamples {
         _ = urlRequest
     }
 
-    /// README.md, swift block 5.
-    static func sample5() async throws {
-        #sourceLocation(file: "README.md", line: 124)
+    #sourceLocation(file: "README.md", line: 125)
+    enum Profiles: SwiftyServiceProtocol {
+        case posts(user: String)
+        var path: String {
+            switch self {
+            case let .posts(user): "users/\(pathSegment: user)/posts"   // "../admin" stays one segment: users/..%2Fadmin/posts
+            }
+        }
+        var method: HTTPMethod { .get }
+    }
+    #sourceLocation()
+
+    /// README.md, swift block 6.
+    static func sample6() async throws {
+        #sourceLocation(file: "README.md", line: 139)
         let post = try await PostService.post(id: 1)
             .override { configuration in
                 configuration.setTimeout(2)
@@ -87,7 +99,7 @@ enum ReadmeSamples {
         _ = post
     }
 
-    #sourceLocation(file: "README.md", line: 145)
+    #sourceLocation(file: "README.md", line: 160)
     enum FeedService: SwiftyServiceProtocol {
         typealias SwiftyServiceCallBackType = @Sendable (Data?, NSError?) -> Void
         case latest
@@ -103,21 +115,21 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 6.
-    static func sample6() async throws {
-        #sourceLocation(file: "README.md", line: 158)
+    /// README.md, swift block 7.
+    static func sample7() async throws {
+        #sourceLocation(file: "README.md", line: 173)
         FeedService.latest.request { data, error in /* the old code, unchanged */ }
         #sourceLocation()
     }
 
-    /// README.md, swift block 7.
-    static func sample7() async throws {
-        #sourceLocation(file: "README.md", line: 187)
+    /// README.md, swift block 8.
+    static func sample8() async throws {
+        #sourceLocation(file: "README.md", line: 202)
         realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 203)
+    #sourceLocation(file: "README.md", line: 218)
     enum PhotoService: SwiftyServiceProtocol {
         case upload(photo: URL, caption: String)
         case original(id: Int, to: URL)
@@ -149,9 +161,9 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 8.
-    static func sample8() async throws {
-        #sourceLocation(file: "README.md", line: 233)
+    /// README.md, swift block 9.
+    static func sample9() async throws {
+        #sourceLocation(file: "README.md", line: 248)
         let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
             print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
         }
@@ -166,7 +178,7 @@ enum ReadmeSamples {
         _ = response
     }
 
-    #sourceLocation(file: "README.md", line: 273)
+    #sourceLocation(file: "README.md", line: 288)
     struct UserAgent: Middleware {
         func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
             var request = request
@@ -176,41 +188,41 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 9.
-    static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 280)
-        ServiceRealm.get("users").addMiddleware(UserAgent())
-        #sourceLocation()
-    }
-
     /// README.md, swift block 10.
     static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 293)
-        ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
-        ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
+        #sourceLocation(file: "README.md", line: 295)
+        ServiceRealm.get("users").addMiddleware(UserAgent())
         #sourceLocation()
     }
 
     /// README.md, swift block 11.
     static func sample11() async throws {
         #sourceLocation(file: "README.md", line: 308)
-        let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
-        ServiceRealm.get("users").addMiddleware(auth)
+        ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
+        ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
         #sourceLocation()
     }
 
     /// README.md, swift block 12.
     static func sample12() async throws {
-        #sourceLocation(file: "README.md", line: 321)
+        #sourceLocation(file: "README.md", line: 323)
+        let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
+        ServiceRealm.get("users").addMiddleware(auth)
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 13.
+    static func sample13() async throws {
+        #sourceLocation(file: "README.md", line: 336)
         ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
         // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
         // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
         #sourceLocation()
     }
 
-    /// README.md, swift block 13.
-    static func sample13() async throws {
-        #sourceLocation(file: "README.md", line: 343)
+    /// README.md, swift block 14.
+    static func sample14() async throws {
+        #sourceLocation(file: "README.md", line: 361)
         ServiceRealm.get("users")
             .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
             .decodeErrorBodies(.json(APIError.self))
@@ -223,9 +235,19 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 14.
-    static func sample14() async throws {
-        #sourceLocation(file: "README.md", line: 369)
+    /// README.md, swift block 15.
+    static func sample15() async throws {
+        #sourceLocation(file: "README.md", line: 389)
+        ServiceRealm.get("shop").useCookies()                                        // in memory, this realm only
+        let jar = try CookieJar(file: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cookies.json"))
+        ServiceRealm.get("accounts").useCookies(jar)                                // persisted; one jar…
+        ServiceRealm.get("billing").useCookies(jar)                                 // …shared on purpose
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 16.
+    static func sample16() async throws {
+        #sourceLocation(file: "README.md", line: 411)
         let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
@@ -234,7 +256,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 428)
+    #sourceLocation(file: "README.md", line: 470)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -250,7 +272,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 452)
+    #sourceLocation(file: "README.md", line: 494)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -260,9 +282,9 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 17.
-    static func sample17() async throws {
-        #sourceLocation(file: "README.md", line: 485)
+    /// README.md, swift block 19.
+    static func sample19() async throws {
+        #sourceLocation(file: "README.md", line: 527)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -290,9 +312,9 @@ enum ReadmeSamples {
         _ = again
     }
 
-    /// README.md, swift block 18.
-    static func sample18() async throws {
-        #sourceLocation(file: "README.md", line: 559)
+    /// README.md, swift block 20.
+    static func sample20() async throws {
+        #sourceLocation(file: "README.md", line: 601)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -306,9 +328,9 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 19.
-    static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 585)
+    /// README.md, swift block 21.
+    static func sample21() async throws {
+        #sourceLocation(file: "README.md", line: 627)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:
