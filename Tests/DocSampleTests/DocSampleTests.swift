@@ -15,7 +15,7 @@ import FoundationNetworking
     let stub = StubBackend { _ in .json(#"{"id": 1, "name": "Leanne Graham"}"#) }
     ServiceRealm.get("jsonplaceholder").use(stub)
 
-    try await ReadmeSamples.sample17()
+    try await ReadmeSamples.sample19()
     try await MigratingFromIServiceSamples.sample1()
 
     // Two calls are not awaited (their results go to `then`): wait until they reach the stub too.
