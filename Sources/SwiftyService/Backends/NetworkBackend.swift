@@ -73,8 +73,8 @@ extension AsyncNetworkBackend {
 public struct BackendRequest: Sendable {
     /// The request to send, complete with URL, method, headers, body, timeout and cache policy.
     public var urlRequest: URLRequest
-    /// The endpoint the request was built from, if it came from an endpoint enum.
-    public let endpoint: (any SwiftyServiceProtocol)?
+    /// The endpoint the request was built from, kept opaque here: ``endpoint`` reads it as what it is.
+    let builtFrom: (any Sendable)?
     /// The CRUD method, if the request came from a ``Service``.
     public let crudMethod: CRUDMethod?
     /// The endpoint's ``SwiftyServiceProtocol/sampleData``, what stubs answer with.
@@ -91,36 +91,21 @@ public struct BackendRequest: Sendable {
     /// with ``ResponseTooLarge`` once the body (or its declared length) goes past it.
     public internal(set) var maxResponseSize: Int?
     var bodySource: BodyFile?
-    var download: DownloadDestination?
     var progress: ProgressThrottle?
     /// The realm's cookie jar, if it keeps cookies.
     var cookieJar: CookieJar?
     /// The `Cookie` header the request had before the jar's cookies joined it.
     var explicitCookies: String?
 
-    /// Creates a backend request; SwiftyService makes these, tests of a backend may too.
-    public init(
-        urlRequest: URLRequest, endpoint: (any SwiftyServiceProtocol)? = nil, crudMethod: CRUDMethod? = nil,
-        sampleData: Data = Data(), redaction: Redaction = .default
+    init(
+        urlRequest: URLRequest, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?, sampleData: Data,
+        redaction: Redaction
     ) {
         self.urlRequest = urlRequest
-        self.endpoint = endpoint
+        self.builtFrom = builtFrom
         self.crudMethod = crudMethod
         self.sampleData = sampleData
         self.redaction = redaction
-    }
-
-    init(
-        urlRequest: URLRequest, endpoint: (any SwiftyServiceProtocol)?, crudMethod: CRUDMethod?,
-        sampleData: Data,
-        redaction: Redaction, bodyFile: BodyFile?, download: DownloadDestination?
-    ) {
-        self.init(
-            urlRequest: urlRequest, endpoint: endpoint, crudMethod: crudMethod, sampleData: sampleData,
-            redaction: redaction)
-        bodySource = bodyFile
-        self.download = download
-        downloadFile = download?.stagingFile()
     }
 
     /// Reports how far the transfer has come; SwiftyService throttles what reaches the caller.

@@ -63,6 +63,11 @@ extension StubBackend {
     /// Which requests a stub rule answers.
     public struct Match: Sendable, CustomStringConvertible {
         let matches: @Sendable (BackendRequest) -> Bool
+
+        init(matches: @escaping @Sendable (BackendRequest) -> Bool, description: String) {
+            self.matches = matches
+            self.description = description
+        }
         /// What the rule matches, in words, for failure messages.
         public let description: String
 
@@ -76,16 +81,6 @@ extension StubBackend {
 
         /// Every request.
         public static let any = Match(matches: { _ in true }, description: "any request")
-
-        /// Requests with the method and URL `endpoint` builds (its realm as it is when a request arrives).
-        public static func endpoint<Endpoint: SwiftyServiceProtocol>(_ endpoint: Endpoint) -> Match {
-            Match(
-                matches: { request in
-                    guard let expected = try? endpoint.urlRequest() else { return false }
-                    return expected.httpMethod == request.urlRequest.httpMethod
-                        && expected.url == request.urlRequest.url
-                }, description: "the endpoint \(endpoint)")
-        }
 
         /// Requests whose URL path is `path` (e.g. `"/v1/user/info"`), with `method` if given.
         public static func path(_ path: String, method: HTTPMethod? = nil) -> Match {

@@ -40,8 +40,8 @@ public struct MiddlewareNext: Sendable {
 
 /// What a middleware may want to know about the request beyond the `URLRequest`.
 public struct RequestContext: Sendable {
-    /// The endpoint the request was built from, if it came from an endpoint enum.
-    public let endpoint: (any SwiftyServiceProtocol)?
+    /// The endpoint the request was built from, kept opaque here: ``endpoint`` reads it as what it is.
+    let builtFrom: (any Sendable)?
     /// The CRUD method, if the request came from a ``Service``.
     public let crudMethod: CRUDMethod?
     /// What the realm declares secret.
@@ -100,22 +100,5 @@ public struct Hooks: Middleware {
             didReceive(.failure(ServiceError(error, request: request, attempts: context.attempts)), context)
             throw error
         }
-    }
-}
-
-/// How a non-2xx body is decoded into ``ServiceError/unacceptableStatusCode(_:errorBody:)``.
-///
-/// ```swift
-/// ServiceRealm.get("users").decodeErrorBodies(.json(APIError.self))
-/// catch let error as ServiceError { error.errorBody(as: APIError.self)?.message }
-/// ```
-public struct ErrorBody: Sendable {
-    let decode: @Sendable (Data) -> (any Sendable)?
-
-    /// Bodies decoded from JSON as `type`; a body that does not decode leaves `errorBody` empty.
-    public static func json<Body: Decodable & Sendable>(_ type: Body.Type, decoder: JSONDecoder? = nil)
-        -> ErrorBody
-    {
-        ErrorBody { data in try? (decoder ?? JSONDecoder()).decode(type, from: data) }
     }
 }

@@ -39,14 +39,6 @@ extension PreparedRequest {
         }
     }
 
-    /// Sends the request; `delivery` runs exactly once, on the realm's callback queue if it has one.
-    func start(delivering delivery: @escaping Exchange.Waiter) -> RequestHandle {
-        let exchange = makeExchange()
-        exchange.wait(Exchange.waiter(delivery, on: callbackQueue))
-        start(exchange)
-        return RequestHandle(exchange)
-    }
-
     /// Sends the request and waits for the answer; cancelling the task cancels the request. The realm's
     /// callback queue plays no part: the caller's task resumes on its own executor.
     func response() async throws -> Response {
@@ -63,7 +55,7 @@ extension PreparedRequest {
     /// Runs the middleware chain: the response that comes out of it, whatever its status, or the failure.
     private func throughChain() async -> Exchange.Outcome {
         let context = RequestContext(
-            endpoint: backendRequest.endpoint, crudMethod: backendRequest.crudMethod,
+            builtFrom: backendRequest.builtFrom, crudMethod: backendRequest.crudMethod,
             redaction: backendRequest.redaction, counter: AttemptCounter())
         do {
             return .success(try await link(0, context: context)(urlRequest))
@@ -138,15 +130,6 @@ extension Exchange {
     static func waiter(_ waiter: @escaping Waiter, on queue: DispatchQueue?) -> Waiter {
         guard let queue else { return waiter }
         return { outcome in queue.async { waiter(outcome) } }
-    }
-
-    /// An exchange over before it began, whose waiter hears on `queue` (a request that could not be built).
-    static func failed(_ error: ServiceError, delivering delivery: @escaping Waiter, on queue: DispatchQueue?)
-        -> RequestHandle
-    {
-        let exchange = Exchange(failed: error)
-        exchange.wait(waiter(delivery, on: queue))
-        return RequestHandle(exchange)
     }
 }
 

@@ -36,7 +36,7 @@ extension PreparedRequest: Settling {
 
     /// Moves an accepted download into place; a refused one keeps the start of its body, to explain why.
     private func settleDownload(of response: inout Response) throws {
-        guard let download = backendRequest.download, let staging = backendRequest.downloadFile else { return }
+        guard let download, let staging = backendRequest.downloadFile else { return }
         try download.prepareDirectory()
         if response.fileURL == nil { try response.data.write(to: staging) }
         if validStatusCodes.contains(response.statusCode) {

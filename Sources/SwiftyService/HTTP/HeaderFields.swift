@@ -52,15 +52,6 @@ struct HeaderFields: Sendable, Equatable {
         return result
     }
 
-    /// The first field that may not be sent, and why.
-    func firstInvalid() -> ServiceError.InvalidRequestReason? {
-        for field in fields {
-            if !HTTPToken.isValid(field.name) { return .invalidHeaderName(field.name) }
-            if !Self.isValidValue(field.value) { return .invalidHeaderValue(name: field.name) }
-        }
-        return nil
-    }
-
     static func namesMatch(_ a: String, _ b: String) -> Bool {
         var left = a.utf8.makeIterator()
         var right = b.utf8.makeIterator()

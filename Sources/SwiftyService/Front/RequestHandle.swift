@@ -25,3 +25,24 @@ public final class RequestHandle: Sendable {
         exchange.cancel()
     }
 }
+
+extension PreparedRequest {
+    /// Sends the request; `delivery` runs exactly once, on the realm's callback queue if it has one.
+    func start(delivering delivery: @escaping Exchange.Waiter) -> RequestHandle {
+        let exchange = makeExchange()
+        exchange.wait(Exchange.waiter(delivery, on: callbackQueue))
+        start(exchange)
+        return RequestHandle(exchange)
+    }
+}
+
+extension Exchange {
+    /// An exchange over before it began, whose waiter hears on `queue` (a request that could not be built).
+    static func failed(_ error: ServiceError, delivering delivery: @escaping Waiter, on queue: DispatchQueue?)
+        -> RequestHandle
+    {
+        let exchange = Exchange(failed: error)
+        exchange.wait(waiter(delivery, on: queue))
+        return RequestHandle(exchange)
+    }
+}

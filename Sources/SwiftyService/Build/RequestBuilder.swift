@@ -46,6 +46,8 @@ struct PreparedRequest: Sendable {
     let errorBody: ErrorBody?
     /// The deadline for the whole request, if the realm sets one.
     let resourceTimeout: TimeInterval?
+    /// Where an accepted body goes, moved there from ``BackendRequest/downloadFile`` when it is settled.
+    let download: DownloadDestination?
 
     var urlRequest: URLRequest { backendRequest.urlRequest }
 }
@@ -98,9 +100,10 @@ enum RequestBuilder {
         _ resourceTimeout: TimeInterval?
     ) -> PreparedRequest {
         var backendRequest = BackendRequest(
-            urlRequest: request, endpoint: draft.endpoint, crudMethod: draft.crudMethod,
-            sampleData: draft.sampleData, redaction: settings.redaction, bodyFile: bodyFile,
-            download: draft.download)
+            urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
+            sampleData: draft.sampleData, redaction: settings.redaction)
+        backendRequest.bodySource = bodyFile
+        backendRequest.downloadFile = draft.download?.stagingFile()
         backendRequest.maxResponseSize = settings.top(\.maxResponseSize)
         backendRequest.cookieJar = settings.top(\.cookieJar)
         return PreparedRequest(
@@ -110,7 +113,8 @@ enum RequestBuilder {
             validStatusCodes: settings.top(\.validStatusCodes) ?? .successful,
             middleware: middleware(settings, draft),
             errorBody: settings.top(\.errorBody),
-            resourceTimeout: resourceTimeout)
+            resourceTimeout: resourceTimeout,
+            download: draft.download)
     }
 
     /// The layers' middleware, then the realm's cache and coalescing, innermost.

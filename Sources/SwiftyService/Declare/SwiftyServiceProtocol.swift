@@ -93,3 +93,23 @@ where SwiftyServiceCallBackType == @Sendable (Result<Response, ServiceError>) ->
         callback(result)
     }
 }
+
+extension BackendRequest {
+    /// The endpoint the request was built from, if it came from an endpoint enum.
+    public var endpoint: (any SwiftyServiceProtocol)? { builtFrom as? any SwiftyServiceProtocol }
+
+    /// Creates a backend request; SwiftyService makes these, tests of a backend may too.
+    public init(
+        urlRequest: URLRequest, endpoint: (any SwiftyServiceProtocol)? = nil, crudMethod: CRUDMethod? = nil,
+        sampleData: Data = Data(), redaction: Redaction = .default
+    ) {
+        self.init(
+            urlRequest: urlRequest, builtFrom: endpoint, crudMethod: crudMethod, sampleData: sampleData,
+            redaction: redaction)
+    }
+}
+
+extension RequestContext {
+    /// The endpoint the request was built from, if it came from an endpoint enum.
+    public var endpoint: (any SwiftyServiceProtocol)? { builtFrom as? any SwiftyServiceProtocol }
+}
