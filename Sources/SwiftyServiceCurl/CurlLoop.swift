@@ -108,6 +108,14 @@ final class CurlLoop: @unchecked Sendable {
             return
         }
         transfer.handle = handle
+        if let refusal = CurlProtocols.restrict(
+            setString: { curl.set(handle, $0, string: $1) }, setNumber: { curl.set(handle, $0, $1) })
+        {
+            curl.easyCleanup(handle)
+            transfer.handle = nil
+            transfer.finish(.failure(refusal))
+            return
+        }
         configure(handle, for: transfer)
         active[handle] = transfer
         _ = curl.multiAddHandle(multi, handle)
@@ -118,6 +126,7 @@ final class CurlLoop: @unchecked Sendable {
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         typealias O = LibCurl.Option
         curl.set(handle, O.url, string: request.url?.absoluteString ?? "")
+        curl.set(handle, O.errorBuffer, pointer: transfer.errorBuffer)
         curl.set(handle, O.noSignal, 1)
         curl.set(handle, O.followLocation, 0)
         curl.set(handle, O.acceptEncoding, string: "")
@@ -174,9 +183,14 @@ final class CurlLoop: @unchecked Sendable {
         guard let handle = transfer.handle else { return }
         let status = curl.responseCode(handle)
         release(transfer)
+        if let problem = transfer.headTooLarge { return transfer.finish(.failure(problem)) }
         if let limit = transfer.tooLarge { return transfer.finish(.failure(ResponseTooLarge(limit: limit))) }
         guard code == 0 else {
-            transfer.finish(.failure(Self.urlError(code, description: curl.describe(code))))
+            let reason = transfer.failureReason(or: curl.describe(code))
+            let error =
+                TLSFailure.error(curlCode: code, reason: reason, url: transfer.current.url)
+                ?? Self.urlError(code, description: reason)
+            transfer.finish(.failure(error))
             return
         }
         guard (300..<400).contains(status) else { return transfer.succeed(status: status, head: nil) }
@@ -211,7 +225,8 @@ final class CurlLoop: @unchecked Sendable {
         active[handle] = nil
     }
 
-    /// libcurl's result codes as the `URLError`s URLSession would report.
+    /// libcurl's result codes as the `URLError`s URLSession would report; TLS failures are
+    /// ``TLSFailure``'s.
     static func urlError(_ code: Int32, description: String) -> URLError {
         let mapped: URLError.Code =
             switch code {
@@ -220,8 +235,6 @@ final class CurlLoop: @unchecked Sendable {
             case 7: .cannotConnectToHost
             case 28: .timedOut
             case 18, 52, 55, 56: .networkConnectionLost
-            case 35: .secureConnectionFailed
-            case 58, 59, 60, 77, 83: .serverCertificateUntrusted
             case 61: .cannotDecodeContentData
             case 1, 3: .unsupportedURL
             case 8: .badServerResponse
@@ -250,8 +263,8 @@ private let curlHeader: @convention(c) (UnsafeMutableRawPointer?, Int, Int, Unsa
         guard let data, let context else { return 0 }
         let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
         let bytes = size * count
-        transfer.header(UnsafeRawBufferPointer(start: data, count: bytes))
-        return bytes
+        // Anything but `bytes` makes libcurl abort the transfer at once (CURLE_WRITE_ERROR).
+        return transfer.header(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
     }
 
 private let curlRead: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int = {

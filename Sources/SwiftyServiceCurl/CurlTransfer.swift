@@ -23,7 +23,22 @@ final class CurlTransfer: @unchecked Sendable {
 
     // The current hop's response.
     private var statusLine: String?
-    private var headers: [(String, String)] = []
+    /// The header fields, under the first spelling of each name; a repeated name's values joined with
+    /// ", ". One lookup per line: a head of many fields must not cost the loop thread more than its size.
+    private var fields: [HeaderName: String] = [:]
+    /// Header lines and bytes of head read in this hop, 1xx heads and trailers included.
+    private var fieldCount = 0
+    private var headBytes = 0
+    /// Set when the head went past a limit and the transfer was stopped for it.
+    private(set) var headTooLarge: ResponseHeadTooLarge?
+    /// libcurl's error buffer (`CURLOPT_ERRORBUFFER`, `CURL_ERROR_SIZE` bytes): the TLS library's reason
+    /// for a failure, which the result code alone does not tell.
+    let errorBuffer: UnsafeMutablePointer<CChar> = {
+        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: CurlTransfer.errorBufferSize)
+        buffer.initialize(repeating: 0, count: CurlTransfer.errorBufferSize)
+        return buffer
+    }()
+    static let errorBufferSize = 256
     private var body = Data()
     private var output: FileHandle?
     private var received: Int64 = 0
@@ -45,10 +60,22 @@ final class CurlTransfer: @unchecked Sendable {
         current = request.urlRequest
     }
 
+    deinit {
+        errorBuffer.deallocate()
+    }
+
+    /// What libcurl said about the hop's failure: its error buffer, or `fallback` when that is empty.
+    func failureReason(or fallback: String) -> String {
+        errorBuffer[0] == 0 ? fallback : String(cString: errorBuffer)
+    }
+
     /// Gets ready for a hop: resets the response, opens the body.
     func prepareHop() throws {
         statusLine = nil
-        headers = []
+        fields = [:]
+        fieldCount = 0
+        headBytes = 0
+        errorBuffer[0] = 0
         body = Data()
         received = 0
         bodyOffset = 0
@@ -73,19 +100,30 @@ final class CurlTransfer: @unchecked Sendable {
     // MARK: libcurl callbacks
 
     /// One header line from libcurl, CRLF included; parsed on bytes, as Foundation's string trimming
-    /// would cost more than the rest of the request.
-    func header(_ line: UnsafeRawBufferPointer) {
+    /// would cost more than the rest of the request. `false` stops the transfer: the head went past
+    /// ``TransportRules``' limits.
+    func header(_ line: UnsafeRawBufferPointer) -> Bool {
+        headBytes += line.count
+        if let problem = TransportRules.headProblem(fields: fieldCount, bytes: headBytes) {
+            headTooLarge = problem
+            return false
+        }
         var end = line.count
         while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
         if bytes.starts(with: "HTTP/".utf8) {
             // A new status line (after a 100 Continue, say) starts the headers over.
             statusLine = String(decoding: bytes, as: UTF8.self)
-            headers = []
+            fields = [:]
             expectedLength = nil
-            return
+            return true
         }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return }
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        fieldCount += 1
+        if let problem = TransportRules.headProblem(fields: fieldCount, bytes: headBytes) {
+            headTooLarge = problem
+            return false
+        }
         func trimmed(_ range: Range<Int>) -> String {
             var lower = range.lowerBound
             var upper = range.upperBound
@@ -97,11 +135,18 @@ final class CurlTransfer: @unchecked Sendable {
             { upper -= 1 }
             return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[lower..<upper]), as: UTF8.self)
         }
-        let name = trimmed(0..<colon)
+        let name = HeaderName(trimmed(0..<colon))
         let value = trimmed(colon + 1..<bytes.count)
-        if Self.sameName(name, "Content-Length") { expectedLength = Int64(value) }
-        headers.append((name, value))
+        if name == Self.contentLength { expectedLength = Int64(value) }
+        if let index = fields.index(forKey: name) {
+            fields.values[index] += ", " + value
+        } else {
+            fields[name] = value
+        }
+        return true
     }
+
+    private static let contentLength = HeaderName("Content-Length")
 
     /// ASCII case-insensitive comparison of header names.
     static func sameName(_ a: String, _ b: String) -> Bool {
@@ -164,15 +209,9 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// The current hop's headers, repeated names joined with commas.
     func headerFields() -> [String: String] {
-        var fields: [String: String] = [:]
-        for (name, value) in headers {
-            if let existing = fields.keys.first(where: { Self.sameName($0, name) }) {
-                fields[existing] = fields[existing]! + ", " + value
-            } else {
-                fields[name] = value
-            }
-        }
-        return fields
+        var plain = [String: String](minimumCapacity: fields.count)
+        for (name, value) in fields { plain[name.text] = value }
+        return plain
     }
 
     /// The response of the current hop as an `HTTPURLResponse` (costly on Linux: only for redirects and
@@ -224,5 +263,21 @@ final class CurlTransfer: @unchecked Sendable {
             try? FileManager.default.removeItem(at: download)
         }
         completion(result)
+    }
+}
+
+/// A header name that hashes and compares as HTTP does: ASCII letters in either case are the same.
+struct HeaderName: Hashable {
+    /// The name as the server spelled it.
+    let text: String
+
+    init(_ text: String) {
+        self.text = text
+    }
+
+    static func == (a: HeaderName, b: HeaderName) -> Bool { CurlTransfer.sameName(a.text, b.text) }
+
+    func hash(into hasher: inout Hasher) {
+        for byte in text.utf8 { hasher.combine(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
     }
 }

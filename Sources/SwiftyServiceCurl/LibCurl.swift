@@ -173,6 +173,11 @@ struct LibCurl: @unchecked Sendable {
         static let postFieldSizeLarge: Int32 = 30_120
         static let timeoutMS: Int32 = 155
         static let connectTimeoutMS: Int32 = 156
+        static let errorBuffer: Int32 = 10_010
+        static let protocols: Int32 = 181
+        static let redirectProtocols: Int32 = 182
+        static let protocolsString: Int32 = 10_318
+        static let redirectProtocolsString: Int32 = 10_319
         static let httpVersion2TLS = 4
         static let multiMaxHostConnections: Int32 = 7
     }

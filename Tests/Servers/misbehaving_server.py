@@ -1,6 +1,6 @@
 """A server that breaks HTTP on purpose, one way per path, for the robustness tests.
 
-Run: python3 misbehaving_server.py PORT   (prints "ready" once listening)
+Run: python3 misbehaving_server.py PORT   (prints "sink-port N", then "ready" once listening)
 
   /reset-before-headers   reads the request, then resets the connection
   /reset-after-headers    sends a head (Content-Length: 1000) and 100 bytes, then resets
@@ -15,18 +15,60 @@ Run: python3 misbehaving_server.py PORT   (prints "ready" once listening)
   /redirect-loop          redirects to itself forever
   /invalid-json           200 with a JSON content type and a body that is not JSON
   /bad-gzip               Content-Encoding: gzip over bytes that are not gzip
+  /redirect?to=L&status=S answers status S (302 if absent) with exactly `Location: L` (L percent-decoded
+                          once from the query): file:, gopher:, dict:, ftp:, upper-case HTTP: targets
+  /many-headers?count=N   200 with N short distinct headers (`<i in base 36>: v`) and a 2-byte body, sent
+                          at once. At most 8 bytes a line, so that 35,000 stay under the 300 KiB of head that
+                          libcurl 7.88.1 (Debian's, with the fix of CVE-2023-38039) reads before failing on
+                          its own; with `X-H<i>: v` it would, and the cost of many fields would not show.
+                          The space after the colon is needed: FoundationNetworking fails on `name:value`.
+  /sink-bytes             the number of bytes the sink has received, as text
+  /sink-reset             sets that number to 0 (answers 204)
+
+The sink is a second plain TCP listener on a port of its own (the "sink-port" line): it accepts anything,
+answers nothing and counts every byte received, so a test can tell that a redirect to gopher://, dict://
+or ftp:// at that port sent nothing at all.
 """
 import socket
 import socketserver
 import struct
 import sys
+import threading
 import time
+import urllib.parse
+
+
+def base36(number):
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    text = ""
+    while True:
+        number, digit = divmod(number, 36)
+        text = digits[digit] + text
+        if number == 0:
+            return text
 
 
 def reset(connection):
     # SO_LINGER with a zero timeout turns close() into a TCP reset.
     connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     connection.close()
+
+
+class Sink(socketserver.BaseRequestHandler):
+    """Counts every byte any client sends; never answers."""
+    received = 0
+    lock = threading.Lock()
+
+    def handle(self):
+        while True:
+            try:
+                chunk = self.request.recv(65536)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with Sink.lock:
+                Sink.received += len(chunk)
 
 
 class Handler(socketserver.BaseRequestHandler):
@@ -38,7 +80,9 @@ class Handler(socketserver.BaseRequestHandler):
             if not chunk:
                 return
             data += chunk
-        path = data.split(b" ", 2)[1].decode("latin-1").split("?")[0]
+        target = data.split(b" ", 2)[1].decode("latin-1")
+        path, _, query = target.partition("?")
+        self.query = urllib.parse.parse_qs(query)
         try:
             getattr(self, "route_" + path.strip("/").replace("-", "_"), self.route_missing)(connection)
         except (BrokenPipeError, ConnectionResetError):
@@ -117,6 +161,30 @@ class Handler(socketserver.BaseRequestHandler):
                                  ("Connection", "close")]) + body)
         connection.shutdown(socket.SHUT_WR)
 
+    def route_redirect(self, connection):
+        status = self.query.get("status", ["302"])[0]
+        location = self.query.get("to", ["/"])[0]
+        connection.sendall(self.head(f"{status} Redirect", [("Location", location), ("Content-Length", "0")]))
+
+    def route_many_headers(self, connection):
+        count = int(self.query.get("count", ["100"])[0])
+        lines = "".join(f"{base36(index)}: v\r\n" for index in range(count))
+        connection.sendall(
+            b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n" + lines.encode("latin-1")
+            + b"\r\nok")
+        connection.shutdown(socket.SHUT_WR)
+
+    def route_sink_bytes(self, connection):
+        with Sink.lock:
+            body = str(Sink.received).encode()
+        connection.sendall(self.head("200 OK", [("Content-Type", "text/plain"), ("Content-Length", str(len(body)))])
+                           + body)
+
+    def route_sink_reset(self, connection):
+        with Sink.lock:
+            Sink.received = 0
+        connection.sendall(self.head("204 No Content", []))
+
 
 class Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
@@ -124,6 +192,9 @@ class Server(socketserver.ThreadingTCPServer):
 
 
 if __name__ == "__main__":
+    sink = Server(("127.0.0.1", 0), Sink)
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
     with Server(("127.0.0.1", int(sys.argv[1])), Handler) as server:
+        print("sink-port", sink.server_address[1], flush=True)
         print("ready", flush=True)
         server.serve_forever()

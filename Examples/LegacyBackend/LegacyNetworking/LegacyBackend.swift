@@ -10,7 +10,9 @@ import FoundationNetworking
 /// It hands redirects back to the toolkit (the library's redirection block always stops) and follows them
 /// itself with ``RedirectPolicy``'s rules, so secrets are dropped across origins and 307/308 keep their
 /// body exactly as with the other backends; a credential challenge is answered with its 401. The library's
-/// data block stops a body that goes past the realm's size limit while it arrives.
+/// data block stops a body that goes past the realm's size limit while it arrives, and a head past
+/// SwiftyService's limits is refused (``ResponseHeadTooLarge``). TLS failures need nothing here:
+/// SwiftyService gives URLSession's the same codes as its own backends'.
 public final class LegacyBackend: NetworkBackend {
     private let client: LegacyHTTPClient
     private let policy: RedirectPolicy
@@ -59,6 +61,7 @@ public final class LegacyBackend: NetworkBackend {
             }
             if let error { return completion(.failure(error)) }
             guard let head else { return completion(.failure(URLError(.badServerResponse))) }
+            if let tooLarge = ResponseHeadTooLarge(checking: head) { return completion(.failure(tooLarge)) }
             if let proposed = RedirectPolicy.proposedRequest(after: head, sent: urlRequest) {
                 switch policy.step(
                     after: head, sent: urlRequest, proposed: proposed, for: request, redirects: redirects + 1)

@@ -20,6 +20,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         case challenged(HTTPURLResponse)
         /// The body went past the request's size limit, and the task was stopped.
         case tooLarge(Int)
+        /// The head (of the answer or of a redirect) went past ``TransportRules``' limits.
+        case headTooLarge(ResponseHeadTooLarge)
     }
 
     /// What a streaming task received: bytes in memory, a file on disk, or nothing.
@@ -116,6 +118,11 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
+        if let problem = TransportRules.headProblem(with: response) {
+            tracked.withLock { $0[dataTask.taskIdentifier]?.ending = .headTooLarge(problem) }
+            dataTask.cancel()
+            return completionHandler(.cancel)
+        }
         // A declared length past the limit ends the task before any of the body is read.
         if let request = streaming(dataTask),
             enforceLimit(dataTask, request, received: 0, expected: response.expectedContentLength)
@@ -203,6 +210,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             return table[task.taskIdentifier]
         }
         guard let entry else { return completionHandler(request) }
+        if let problem = TransportRules.headProblem(with: response) {
+            tracked.withLock { $0[task.taskIdentifier]?.ending = .headTooLarge(problem) }
+            return completionHandler(nil)
+        }
         switch policy.step(
             after: response, sent: entry.sent, proposed: request, for: entry.request, redirects: entry.redirects)
         {

@@ -10,6 +10,36 @@ package enum TransportRules {
     /// The longest URL sent, in characters: 64 KiB, eight times what RFC 9110 asks servers to accept.
     package static let maxURLLength = 65_536
 
+    /// The most header fields read in one response (repeated names counted each time): ten times what
+    /// real APIs send, a small fraction of what a hostile server can.
+    package static let maxResponseHeaderFields = 1_000
+
+    /// The most bytes read in one response head, status line and header lines with their line ends:
+    /// 256 KiB, four times the 64 KiB that web servers accept in a request head by default.
+    package static let maxResponseHeadBytes = 256 << 10
+
+    /// Why a response head of `fields` header fields and `bytes` bytes may not be read, or `nil` when it
+    /// may.
+    package static func headProblem(fields: Int, bytes: Int) -> ResponseHeadTooLarge? {
+        if fields > maxResponseHeaderFields { return ResponseHeadTooLarge(.fields(maxResponseHeaderFields)) }
+        if bytes > maxResponseHeadBytes { return ResponseHeadTooLarge(.bytes(maxResponseHeadBytes)) }
+        return nil
+    }
+
+    /// Why `head` may not be used, or `nil` when it may, for transports that only show a head once they
+    /// have parsed it (URLSession): repeated names are joined there, so this counts fewer fields than the
+    /// wire had, and the bytes of names, values and line ends without the status line.
+    package static func headProblem(with head: URLResponse) -> ResponseHeadTooLarge? {
+        guard let head = head as? HTTPURLResponse else { return nil }
+        let fields = head.allHeaderFields
+        if fields.count > maxResponseHeaderFields { return headProblem(fields: fields.count, bytes: 0) }
+        var bytes = 0
+        for (name, value) in fields {
+            bytes += ((name.base as? String)?.utf8.count ?? 0) + ((value as? String)?.utf8.count ?? 0) + 4
+        }
+        return headProblem(fields: fields.count, bytes: bytes)
+    }
+
     /// Whether requests may go to a URL of `scheme`: only `http` and `https`, in any letter case.
     package static func allows(scheme: String?) -> Bool {
         guard let scheme else { return false }

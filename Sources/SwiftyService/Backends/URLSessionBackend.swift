@@ -159,10 +159,17 @@ public final class URLSessionBackend: NetworkBackend {
         case let .tooLarge(limit):
             body.discard()
             transfer.finish(.failure(ResponseTooLarge(limit: limit)))
+        case let .headTooLarge(problem):
+            body.discard()
+            transfer.finish(.failure(problem))
         default:
             if let error {
                 body.discard()
-                transfer.finish(.failure(error))
+                transfer.finish(.failure(TLSFailure.classified(error)))
+            } else if let head = head as? HTTPURLResponse, let problem = TransportRules.headProblem(with: head) {
+                // URLSession parses a whole head before showing it: the limits can only refuse it now.
+                body.discard()
+                transfer.finish(.failure(problem))
             } else if let head = head as? HTTPURLResponse {
                 transfer.finish(
                     Result {

@@ -10,7 +10,8 @@ import FoundationNetworking
 /// POST or PATCH only when they carry an `Idempotency-Key` header; statuses 408, 429, 500, 502, 503 and
 /// 504, and timeouts, lost or refused connections and DNS failures; waits of `0.5 s × 2ⁿ` with full
 /// jitter, at most 30 s, or what `Retry-After` says (seconds or an HTTP date), at most 60 s. A cancelled
-/// request is never retried. Whatever the delays are set to, no wait is longer than a day.
+/// request is never retried, nor a TLS failure (a certificate or handshake the server will refuse again),
+/// whatever ``retryableErrors`` holds. Whatever the delays are set to, no wait is longer than a day.
 public struct RetryPolicy: Sendable {
     /// How many times a request may be sent again after the first.
     public var maxRetries = 2
@@ -20,7 +21,7 @@ public struct RetryPolicy: Sendable {
     public var idempotencyKeyHeader = "Idempotency-Key"
     /// Statuses worth another try.
     public var retryableStatusCodes: Set<Int> = [408, 429, 500, 502, 503, 504]
-    /// Transport failures worth another try (timeouts are retried too).
+    /// Transport failures worth another try (timeouts are retried too); TLS failures never are.
     public var retryableErrors: Set<URLError.Code> = [
         .networkConnectionLost, .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed,
         .notConnectedToInternet,
@@ -57,7 +58,9 @@ public struct RetryPolicy: Sendable {
         switch error {
         case .timedOut: return true
         case let .transport(_, underlying, _):
-            guard let code = (underlying as? URLError)?.code else { return false }
+            guard let code = (underlying as? URLError)?.code, !TLSFailure.codes.contains(code) else {
+                return false
+            }
             return code == .timedOut || retryableErrors.contains(code)
         default: return false
         }

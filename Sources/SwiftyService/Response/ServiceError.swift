@@ -238,7 +238,9 @@ extension ServiceError {
             switch nsError.code {
             case URLError.timedOut.rawValue: self = .timedOut(request, attempts: attempts)
             case URLError.cancelled.rawValue: self = .cancelled(request, attempts: attempts)
-            default: self = .transport(request, underlying: error, attempts: attempts)
+            // An adapter of a URLSession-based library passes Linux's code -1 on; its TLS failures get the
+            // codes the shipped backends report.
+            default: self = .transport(request, underlying: TLSFailure.classified(error), attempts: attempts)
             }
             return
         }

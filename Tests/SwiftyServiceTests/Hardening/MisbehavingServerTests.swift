@@ -15,6 +15,23 @@ enum MisbehavingServer {
         }
         return url
     }
+
+    /// The port of the server's sink, which counts every byte sent to it and never answers.
+    static func sinkPort() throws -> Int {
+        guard let value = ProcessInfo.processInfo.environment["MISBEHAVING_SINK_PORT"], let port = Int(value)
+        else {
+            throw SetupError(description: "MISBEHAVING_SINK_PORT is not set: run the tests with scripts/test")
+        }
+        return port
+    }
+
+    /// The bytes the sink has received so far, from every test (they all expect to send it none).
+    static func sinkBytes() async throws -> Int {
+        let realm = uniqueRealm().setBaseURL(try url()).use(URLSessionBackend())
+        let text = try await TestEndpoint(realm, "sink-bytes").request().mapString()
+        guard let count = Int(text) else { throw SetupError(description: "/sink-bytes answered '\(text)'") }
+        return count
+    }
 }
 
 /// Every backend meets a misbehaving server the same way: the right error, the callback exactly once, no
