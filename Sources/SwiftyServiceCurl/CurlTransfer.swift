@@ -104,7 +104,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// ``TransportRules``' limits.
     func header(_ line: UnsafeRawBufferPointer) -> Bool {
         headBytes += line.count
-        if let problem = TransportRules.headProblem(fields: fieldCount, bytes: headBytes) {
+        if let problem = ResponseHeadTooLarge.problem(fields: fieldCount, bytes: headBytes) {
             headTooLarge = problem
             return false
         }
@@ -120,7 +120,7 @@ final class CurlTransfer: @unchecked Sendable {
         }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }
         fieldCount += 1
-        if let problem = TransportRules.headProblem(fields: fieldCount, bytes: headBytes) {
+        if let problem = ResponseHeadTooLarge.problem(fields: fieldCount, bytes: headBytes) {
             headTooLarge = problem
             return false
         }

@@ -118,7 +118,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
-        if let problem = TransportRules.headProblem(with: response) {
+        if let problem = ResponseHeadTooLarge.problem(with: response) {
             tracked.withLock { $0[dataTask.taskIdentifier]?.ending = .headTooLarge(problem) }
             dataTask.cancel()
             return completionHandler(.cancel)
@@ -210,7 +210,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             return table[task.taskIdentifier]
         }
         guard let entry else { return completionHandler(request) }
-        if let problem = TransportRules.headProblem(with: response) {
+        if let problem = ResponseHeadTooLarge.problem(with: response) {
             tracked.withLock { $0[task.taskIdentifier]?.ending = .headTooLarge(problem) }
             return completionHandler(nil)
         }

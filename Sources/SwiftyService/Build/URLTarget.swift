@@ -65,7 +65,7 @@ struct URLTarget {
             string += "?"
             string += query
         }
-        if string.utf8.count > TransportRules.maxURLLength {
+        if string.utf8.count > HTTPLimits.maxURLLength {
             // The error keeps the URL's start: a caller that logs `error.url` must not log megabytes.
             throw invalid(.urlTooLong(length: string.utf8.count))
         }

@@ -31,7 +31,7 @@ public struct ResponseHeadTooLarge: Error, CustomStringConvertible, Sendable {
     /// parsed by the platform; `nil` when it is within them. For adapters of libraries that show a head
     /// only once it is parsed; one that reads header lines itself should stop at the limits instead.
     public init?(checking head: URLResponse) {
-        guard let problem = TransportRules.headProblem(with: head) else { return nil }
+        guard let problem = Self.problem(with: head) else { return nil }
         self = problem
     }
 
@@ -41,5 +41,27 @@ public struct ResponseHeadTooLarge: Error, CustomStringConvertible, Sendable {
         case let .fields(count): "the response head has more than \(count) header fields"
         case let .bytes(count): "the response head is larger than \(count) bytes"
         }
+    }
+
+    /// Why a response head of `fields` header fields and `bytes` bytes may not be read, or `nil` when it
+    /// may.
+    package static func problem(fields: Int, bytes: Int) -> ResponseHeadTooLarge? {
+        if fields > HTTPLimits.maxResponseHeaderFields { return ResponseHeadTooLarge(.fields(HTTPLimits.maxResponseHeaderFields)) }
+        if bytes > HTTPLimits.maxResponseHeadBytes { return ResponseHeadTooLarge(.bytes(HTTPLimits.maxResponseHeadBytes)) }
+        return nil
+    }
+
+    /// Why `head` may not be used, or `nil` when it may, for transports that only show a head once they
+    /// have parsed it (URLSession): repeated names are joined there, so this counts fewer fields than the
+    /// wire had, and the bytes of names, values and line ends without the status line.
+    package static func problem(with head: URLResponse) -> ResponseHeadTooLarge? {
+        guard let head = head as? HTTPURLResponse else { return nil }
+        let fields = head.allHeaderFields
+        if fields.count > HTTPLimits.maxResponseHeaderFields { return problem(fields: fields.count, bytes: 0) }
+        var bytes = 0
+        for (name, value) in fields {
+            bytes += ((name.base as? String)?.utf8.count ?? 0) + ((value as? String)?.utf8.count ?? 0) + 4
+        }
+        return problem(fields: fields.count, bytes: bytes)
     }
 }

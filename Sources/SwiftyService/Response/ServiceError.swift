@@ -78,7 +78,7 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
                 "the path '\(path)' has a '.' or '..' segment, which would leave the base path; put values "
                     + "from outside in a path with \\(pathSegment: value)"
             case let .urlTooLong(length):
-                "the URL is \(length) characters long; at most \(TransportRules.maxURLLength) are sent"
+                "the URL is \(length) characters long; at most \(HTTPLimits.maxURLLength) are sent"
             }
         }
     }

@@ -1,0 +1,7 @@
+extension String {
+    /// The URL as error messages show it: whole up to 1,000 characters, cut there beyond with its length.
+    var abbreviatedURL: String {
+        guard utf8.count > 1_024 else { return self }
+        return "\(prefix(1_000))…(\(utf8.count) characters)"
+    }
+}
