@@ -60,6 +60,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         let request: BackendRequest
         var data = Data()
         var file: URL?
+        /// Told of every byte that comes or goes, for the transfer's silence watch.
+        let activity: @Sendable () -> Void
         let complete: @Sendable (URLSessionTask, (any Error)?, Body) -> Void
     }
 
@@ -88,18 +90,21 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
 
     /// Routes a delegate-driven task's data, progress and end to `complete`.
     func stream(
-        _ task: URLSessionTask, for request: BackendRequest,
+        _ task: URLSessionTask, for request: BackendRequest, activity: @escaping @Sendable () -> Void,
         complete: @escaping @Sendable (URLSessionTask, (any Error)?, Body) -> Void
     ) {
         tracked.withLock { table in
             table[task.taskIdentifier] = Tracked(
                 sent: request.urlRequest, request: request, redirects: 0,
-                streaming: Streaming(request: request, complete: complete))
+                streaming: Streaming(request: request, activity: activity, complete: complete))
         }
     }
 
+    /// The request of a delegate-driven task, once it has been heard from.
     private func streaming(_ task: URLSessionTask) -> BackendRequest? {
-        tracked.withLock { $0[task.taskIdentifier]?.streaming?.request }
+        guard let streaming = tracked.withLock({ $0[task.taskIdentifier]?.streaming }) else { return nil }
+        streaming.activity()
+        return streaming.request
     }
 
     /// Stops a task whose in-memory body has gone (or will go) past its request's limit.
@@ -133,13 +138,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        let progress = tracked.withLock { table -> (BackendRequest, Int64)? in
+        let progress = tracked.withLock { table -> (BackendRequest, Int64, @Sendable () -> Void)? in
             guard table[dataTask.taskIdentifier]?.streaming != nil else { return nil }
             table[dataTask.taskIdentifier]?.streaming?.data.append(data)
             guard let streaming = table[dataTask.taskIdentifier]?.streaming else { return nil }
-            return (streaming.request, Int64(streaming.data.count))
+            return (streaming.request, Int64(streaming.data.count), streaming.activity)
         }
-        guard let (request, received) = progress else { return }
+        guard let (request, received, activity) = progress else { return }
+        activity()
         let expected = dataTask.response?.expectedContentLength ?? -1
         if enforceLimit(dataTask, request, received: received, expected: expected) { return }
         request.reportProgress(

@@ -83,9 +83,8 @@ public final class URLSessionBackend: NetworkBackend {
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
         let transfer = Transfer(request: request, completion: completion)
-        let timeout = request.urlRequest.timeoutInterval.usableTimeout
-        if delegate != nil, timeout > 0, timeout.rounded(.down) != timeout {
-            transfer.expire(after: timeout)
+        if delegate != nil, Self.needsOwnSilenceWatch(request.urlRequest.timeoutInterval.usableTimeout) {
+            transfer.watchSilence(limit: request.urlRequest.timeoutInterval.usableTimeout)
         }
         if withUnsafeCurrentTask(body: { $0 != nil }) {
             queue.async { [self] in start(request.urlRequest, for: transfer, redirects: 0) }
@@ -93,6 +92,16 @@ public final class URLSessionBackend: NetworkBackend {
             start(request.urlRequest, for: transfer, redirects: 0)
         }
         return BackendTask { transfer.cancel() }
+    }
+
+    /// Whether a transfer must time its silences itself: FoundationNetworking rounds a timeout down to whole
+    /// seconds (0.5 would fail at once) and ends a 1 s one after 1 s even while bytes keep coming.
+    private static func needsOwnSilenceWatch(_ timeout: TimeInterval) -> Bool {
+        #if canImport(FoundationNetworking)
+        timeout < 2 || timeout.rounded(.down) != timeout
+        #else
+        false
+        #endif
     }
 
     /// Whether this backend streams file bodies and downloads: on a session of its own, yes.
@@ -105,14 +114,15 @@ public final class URLSessionBackend: NetworkBackend {
     private func start(_ urlRequest: URLRequest, for transfer: Transfer, redirects: Int) {
         var sent = urlRequest
         // FoundationNetworking traps on a timeout it cannot make an integer of (NaN, infinity, 1e300).
-        if sent.timeoutInterval.usableTimeout != sent.timeoutInterval {
-            sent.timeoutInterval = sent.timeoutInterval.usableTimeout
-        }
-        if delegate != nil, sent.timeoutInterval > 0, sent.timeoutInterval < 1 { sent.timeoutInterval = 1 }
+        let timeout = sent.timeoutInterval.usableTimeout
+        sent.timeoutInterval = timeout
+        let watched = delegate != nil && Self.needsOwnSilenceWatch(timeout)
+        // Where the transfer watches its silences itself, URLSession's own timer only backs it up.
+        if watched { sent.timeoutInterval = timeout.rounded(.up) + 1 }
         let request = transfer.request
         let task: URLSessionTask
         if let delegate,
-            request.bodyFile != nil || request.downloadFile != nil || request.wantsProgress
+            watched || request.bodyFile != nil || request.downloadFile != nil || request.wantsProgress
                 || request.maxResponseSize != nil
         {
             if let file = request.bodyFile {
@@ -122,7 +132,7 @@ public final class URLSessionBackend: NetworkBackend {
             } else {
                 task = session.dataTask(with: sent)
             }
-            delegate.stream(task, for: request) { [self] task, error, body in
+            delegate.stream(task, for: request, activity: { transfer.heardFrom() }) { [self] task, error, body in
                 conclude(transfer, delegate.finish(task), error: error, head: task.response, body: body)
             }
         } else {
@@ -187,45 +197,42 @@ public final class URLSessionBackend: NetworkBackend {
 private final class Transfer: Sendable {
     private struct State {
         var task: URLSessionTask?
-        var over = false
         var cancelled = false
         var timedOut = false
-        var deadline: Deadline?
+        /// When the transfer last heard from the server (or sent it a byte), for its own silence watch.
+        var heardAt = ProcessInfo.processInfo.systemUptime
+        var watch: Deadline?
     }
 
     let request: BackendRequest
-    private let completion: @Sendable (Result<Response, any Error>) -> Void
+    private let completion: OnceCompletion<Result<Response, any Error>>
     private let state = Locked.make(State())
 
     init(request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void) {
         self.request = request
-        self.completion = completion
+        self.completion = OnceCompletion(completion)
     }
 
     var task: URLSessionTask? { state.withLock { $0.task } }
-    var isOver: Bool { state.withLock { $0.over || $0.cancelled || $0.timedOut } }
+    var isOver: Bool { completion.isSpent || state.withLock { $0.cancelled || $0.timedOut } }
 
     /// Makes `task` the current one; `false` when the transfer was cancelled before it could start, which
     /// is then reported as `URLError(.cancelled)`.
     func begin(_ task: URLSessionTask) -> Bool {
-        let (cancelled, timedOut) = state.withLock { state -> (Bool, Bool) in
+        let stopped = state.withLock { state -> Bool in
             state.task = task
-            return (state.cancelled, state.timedOut)
+            return state.cancelled || state.timedOut
         }
-        if cancelled || timedOut { finish(.failure(URLError(.cancelled))) }
-        return !(cancelled || timedOut)
+        if stopped { finish(.failure(URLError(.cancelled))) }
+        return !stopped
     }
 
     func finish(_ result: Result<Response, any Error>) {
-        let (first, timedOut, deadline) = state.withLock { state -> (Bool, Bool, Deadline?) in
-            defer {
-                state.over = true
-                state.deadline = nil
-            }
-            return (!state.over, state.timedOut, state.deadline)
+        let (timedOut, watch) = state.withLock { state -> (Bool, Deadline?) in
+            defer { state.watch = nil }
+            return (state.timedOut, state.watch)
         }
-        deadline?.cancel()
-        guard first else { return }
+        watch?.cancel()
         completion(timedOut ? .failure(URLError(.timedOut)) : result)
     }
 
@@ -238,22 +245,30 @@ private final class Transfer: Sendable {
         task?.cancel()
     }
 
-    /// Times the transfer out at the precise deadline of a fractional timeout, which libcurl under
-    /// URLSession would round. Weakly: a transfer in flight is held by its task, and one that ended has
-    /// called its deadline off.
-    func expire(after seconds: TimeInterval) {
-        let deadline = Deadline(after: seconds) { [weak self] in self?.timeOut() }
-        let over = state.withLock { state -> Bool in
-            if !state.over { state.deadline = deadline }
-            return state.over
-        }
-        if over { deadline.cancel() }
+    /// Times the transfer out once it has heard nothing for `limit` seconds: the timeout's meaning on every
+    /// backend, kept here to the millisecond where URLSession's own timer would not be.
+    func watchSilence(limit: TimeInterval) {
+        schedule(in: limit, limit: limit)
     }
 
-    /// The precise deadline of a fractional timeout passed: the task is cancelled and reports a timeout.
-    private func timeOut() {
+    /// The server said something, or took a byte of the body.
+    func heardFrom() {
+        state.withLock { $0.heardAt = ProcessInfo.processInfo.systemUptime }
+    }
+
+    private func schedule(in seconds: TimeInterval, limit: TimeInterval) {
+        // Weakly: a transfer in flight is held by its task, and one that ended has called its watch off.
+        let watch = Deadline(after: seconds) { [weak self] in self?.check(limit: limit) }
+        let over = completion.isSpent
+        if !over { state.withLock { $0.watch = watch } }
+        if over { watch.cancel() }
+    }
+
+    private func check(limit: TimeInterval) {
+        let silence = ProcessInfo.processInfo.systemUptime - state.withLock { $0.heardAt }
+        guard silence >= limit else { return schedule(in: limit - silence, limit: limit) }
         let task = state.withLock { state -> URLSessionTask? in
-            guard !state.over, !state.cancelled else { return nil }
+            guard !state.cancelled else { return nil }
             state.timedOut = true
             return state.task
         }
