@@ -14,8 +14,7 @@ import FoundationNetworking
 /// Secrets never reach the sink: the values of `Authorization`, `Proxy-Authorization`, `Cookie`,
 /// `Set-Cookie` and the realm's declared secret headers and query keys are replaced, in the cURL command
 /// too, and those values are scrubbed from the body shown. Added first, it logs each call once with its
-/// final attempt count; added last, it logs every attempt. (There is no `.logging(…)` preset: Swift 6.3
-/// cannot infer a capturing closure as `@Sendable` through one.)
+/// final attempt count; added last, it logs every attempt.
 public struct LoggingMiddleware: Middleware {
     private let sink: @Sendable (String) -> Void
     private let curl: Bool

@@ -1,11 +1,8 @@
 import Foundation
 
-/// A one-shot timer that can be called off.
-///
-/// `asyncAfter` keeps its timer and closure queued until the deadline even when the work it guards ended
-/// long before: a request that takes 20 ms under a 300 s resource timeout would hold both for 300 s, so a
-/// busy server carried one per request of the last five minutes. A cancelled deadline frees them at once.
-/// Its owner keeps it: a deadline let go of is called off.
+/// A one-shot timer that can be called off, freeing its closure at once (`asyncAfter` would hold it until the
+/// deadline, however long before that the work it guards ended). Its owner keeps it: a deadline let go of
+/// is called off.
 final class Deadline: @unchecked Sendable {
     // DispatchSourceTimer is thread-safe (cancel may race the handler); it is not annotated Sendable.
     private let timer: any DispatchSourceTimer
