@@ -22,6 +22,7 @@ Run: python3 misbehaving_server.py PORT   (prints "sink-port N", then "ready" on
                           libcurl 7.88.1 (Debian's, with the fix of CVE-2023-38039) reads before failing on
                           its own; with `X-H<i>: v` it would, and the cost of many fields would not show.
                           The space after the colon is needed: FoundationNetworking fails on `name:value`.
+  /zeros?mb=N             200 with N MB of zeros, Content-Length declared, sent as fast as possible
   /sink-bytes             the number of bytes the sink has received, as text
   /sink-reset             sets that number to 0 (answers 204)
 
@@ -173,6 +174,9 @@ class Handler(socketserver.BaseRequestHandler):
             b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n" + lines.encode("latin-1")
             + b"\r\nok")
         connection.shutdown(socket.SHUT_WR)
+
+    def route_zeros(self, connection):
+        self.route_huge(connection, megabytes=int(self.query.get("mb", ["1"])[0]))
 
     def route_sink_bytes(self, connection):
         with Sink.lock:
