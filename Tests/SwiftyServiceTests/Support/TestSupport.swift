@@ -237,3 +237,9 @@ final class Collected<Element: Sendable>: @unchecked Sendable {
 typealias Trail = Collected<String>
 /// Progress reports, in order.
 typealias ProgressLog = Collected<TransferProgress>
+
+extension Tag {
+    /// Tests against a server that `scripts/test` starts (httpbin, the misbehaving server, the TLS servers),
+    /// so that a run can tell them from the rest; every run of `scripts/test` has them all.
+    @Tag static var realServer: Self
+}

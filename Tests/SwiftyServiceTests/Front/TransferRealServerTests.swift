@@ -7,7 +7,7 @@ import FoundationNetworking
 #endif
 
 /// Uploads, downloads and progress against httpbin, through URLSessionBackend's streaming paths.
-@Suite struct TransferRealServerTests {
+@Suite(.tags(.realServer)) struct TransferRealServerTests {
     func realm() throws -> ServiceRealm {
         try HTTPBin.realm(backend: URLSessionBackend())
     }

@@ -97,9 +97,9 @@ struct OwnHTTPBin {
             try await endpoints[0].override { $0.use(URLSessionBackend()) }.request()
         }
 
-        // httpbin echoes the secrets it was sent; the cassette holds them scrubbed, so the replayed bodies
-        // are the recorded ones with each secret value replaced.
-        let secrets = ["Bearer secret-bearer-token", "secret-api-key", "secret-query-token"]
+        // httpbin echoes the secrets it was sent, and the cookie /response-headers set; the cassette holds them
+        // scrubbed, so the replayed bodies are the recorded ones with each secret value replaced.
+        let secrets = ["Bearer secret-bearer-token", "secret-api-key", "secret-query-token", "secret-cookie"]
         func scrubbed(_ data: Data) -> Data {
             var text = String(decoding: data, as: UTF8.self)
             for secret in secrets {

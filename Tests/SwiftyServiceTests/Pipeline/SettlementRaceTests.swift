@@ -42,7 +42,7 @@ final class AnswerOnCancelBackend: NetworkBackend, @unchecked Sendable {
 
 /// The effects of an outcome — a download moved into place, the final progress report — happen only for the
 /// outcome the caller is told, and never after it was told the request was cancelled.
-@Suite("Settlement races", .timeLimit(.minutes(3)))
+@Suite("Settlement races", .timeLimit(.minutes(3)), .tags(.realServer))
 struct SettlementRaceTests {
     struct Setup {
         let realm: ServiceRealm
@@ -128,7 +128,7 @@ struct SettlementRaceTests {
 
 /// The race as a user met it: a 400 MB download from a local server, cancelled at its first progress report;
 /// twenty times in a row, on every shipped backend, no file is left behind (it was in 2 runs of 6).
-@Suite("A cancelled 400 MB download", .timeLimit(.minutes(5)))
+@Suite("A cancelled 400 MB download", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CancelledLargeDownloadTests {
     @Test(arguments: [ConformingBackend.urlSession, .curl])
     func cancellingAtTheFirstProgressReportNeverLeavesAFile(_ kind: ConformingBackend) async throws {

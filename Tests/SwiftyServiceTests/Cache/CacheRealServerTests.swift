@@ -7,7 +7,7 @@ import FoundationNetworking
 #endif
 
 /// The HTTP cache against httpbin, with a wrapper that counts what reaches the network.
-@Suite struct CacheRealServerTests {
+@Suite(.tags(.realServer)) struct CacheRealServerTests {
     func realm(_ cache: HTTPCache) throws -> (ServiceRealm, SpyBackend) {
         let spy = SpyBackend(URLSessionBackend())
         return (try HTTPBin.realm(backend: spy).useCache(cache), spy)

@@ -7,7 +7,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite struct CurlSmokeTests {
+@Suite(.tags(.realServer)) struct CurlSmokeTests {
     @Test func aGETAndAPOSTGoThroughLibcurl() async throws {
         // httpbin /anything echoes method, query, headers and body.
         let realm = try HTTPBin.realm(backend: try CurlBackend())

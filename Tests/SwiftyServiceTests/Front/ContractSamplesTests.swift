@@ -41,7 +41,7 @@ struct User: Decodable {
     let args: [String: String]
 }
 
-@Suite(.serialized) struct ContractSamplesTests {
+@Suite(.serialized, .tags(.realServer)) struct ContractSamplesTests {
     /// Section 1, as written; then the realm is pointed at httpbin's `/anything` to send for real.
     func configureUsersRealmAsInTheContract() throws {
         ServiceRealm.get("users")

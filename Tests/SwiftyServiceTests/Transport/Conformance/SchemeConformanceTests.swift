@@ -25,7 +25,7 @@ struct MarkerFile {
 
 /// Only http and https ever leave the process, on every backend: a redirect elsewhere is refused before
 /// anything is sent, and a realm on another scheme sends nothing at all.
-@Suite("Schemes", .timeLimit(.minutes(2)))
+@Suite("Schemes", .timeLimit(.minutes(2)), .tags(.realServer))
 struct SchemeConformanceTests {
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
         uniqueRealm().setBaseURL(try MisbehavingServer.url()).use(try kind.make()).setTimeout(10)
@@ -125,7 +125,7 @@ struct SchemeConformanceTests {
     }
 }
 
-@Suite struct UpperCaseSchemeTests {
+@Suite(.tags(.realServer)) struct UpperCaseSchemeTests {
     @Test func anUpperCaseHTTPBaseURLWorksOnURLSession() async throws {
         // httpbin /get on a base URL written HTTP://127.0.0.1:PORT; FoundationNetworking would not send it.
         let port = try HTTPBin.url().port!
