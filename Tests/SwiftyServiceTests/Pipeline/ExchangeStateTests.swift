@@ -103,7 +103,7 @@ import Testing
         _ = state.start()
         _ = state.remove(id, abandoned: "abandoned")
         #expect(!state.isFinished)
-        let result14 = state.answer()
-        #expect(result14)
+        let settles = state.answer()
+        #expect(settles)
     }
 }
