@@ -14,7 +14,7 @@ import FoundationNetworking
 enum ReadmeSamples {
     /// README.md, swift block 2.
     static func sample2() async throws {
-        #sourceLocation(file: "README.md", line: 41)
+        #sourceLocation(file: "README.md", line: 42)
         ServiceRealm.get("users")                       // created on first use; same instance for the same key
             .setBaseURL(URL(string: "https://api.example.com/v1")!)
             .addHeaders(["Authorization": "Token sagsrbiusd90322sdf4f3gd4",
@@ -27,7 +27,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 55)
+    #sourceLocation(file: "README.md", line: 56)
     enum UserService: SwiftyServiceProtocol {
         case info(uid: Int64)
         case follow(uid: Int64)
@@ -58,7 +58,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 4.
     static func sample4() async throws {
-        #sourceLocation(file: "README.md", line: 86)
+        #sourceLocation(file: "README.md", line: 87)
         UserService.info(uid: 42).request { result in            // Result<Response, ServiceError>, exactly once
             switch result {
             case let .success(response): print(response.statusCode, (try? response.mapString()) ?? "")
@@ -76,7 +76,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 5.
     static func sample5() async throws {
-        #sourceLocation(file: "README.md", line: 124)
+        #sourceLocation(file: "README.md", line: 125)
         let post = try await PostService.post(id: 1)
             .override { configuration in
                 configuration.setTimeout(2)
@@ -87,7 +87,7 @@ enum ReadmeSamples {
         _ = post
     }
 
-    #sourceLocation(file: "README.md", line: 145)
+    #sourceLocation(file: "README.md", line: 146)
     enum FeedService: SwiftyServiceProtocol {
         typealias SwiftyServiceCallBackType = @Sendable (Data?, NSError?) -> Void
         case latest
@@ -105,19 +105,19 @@ enum ReadmeSamples {
 
     /// README.md, swift block 6.
     static func sample6() async throws {
-        #sourceLocation(file: "README.md", line: 158)
+        #sourceLocation(file: "README.md", line: 159)
         FeedService.latest.request { data, error in /* the old code, unchanged */ }
         #sourceLocation()
     }
 
     /// README.md, swift block 7.
     static func sample7() async throws {
-        #sourceLocation(file: "README.md", line: 187)
+        #sourceLocation(file: "README.md", line: 203)
         realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 203)
+    #sourceLocation(file: "README.md", line: 219)
     enum PhotoService: SwiftyServiceProtocol {
         case upload(photo: URL, caption: String)
         case original(id: Int, to: URL)
@@ -151,7 +151,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 8.
     static func sample8() async throws {
-        #sourceLocation(file: "README.md", line: 233)
+        #sourceLocation(file: "README.md", line: 249)
         let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
             print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
         }
@@ -166,7 +166,7 @@ enum ReadmeSamples {
         _ = response
     }
 
-    #sourceLocation(file: "README.md", line: 273)
+    #sourceLocation(file: "README.md", line: 289)
     struct UserAgent: Middleware {
         func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
             var request = request
@@ -178,14 +178,14 @@ enum ReadmeSamples {
 
     /// README.md, swift block 9.
     static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 280)
+        #sourceLocation(file: "README.md", line: 296)
         ServiceRealm.get("users").addMiddleware(UserAgent())
         #sourceLocation()
     }
 
     /// README.md, swift block 10.
     static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 293)
+        #sourceLocation(file: "README.md", line: 309)
         ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
         ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
         #sourceLocation()
@@ -193,7 +193,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 11.
     static func sample11() async throws {
-        #sourceLocation(file: "README.md", line: 308)
+        #sourceLocation(file: "README.md", line: 324)
         let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
         ServiceRealm.get("users").addMiddleware(auth)
         #sourceLocation()
@@ -201,7 +201,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 12.
     static func sample12() async throws {
-        #sourceLocation(file: "README.md", line: 321)
+        #sourceLocation(file: "README.md", line: 337)
         ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
         // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
         // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
@@ -210,7 +210,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 13.
     static func sample13() async throws {
-        #sourceLocation(file: "README.md", line: 343)
+        #sourceLocation(file: "README.md", line: 359)
         ServiceRealm.get("users")
             .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
             .decodeErrorBodies(.json(APIError.self))
@@ -225,7 +225,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 14.
     static func sample14() async throws {
-        #sourceLocation(file: "README.md", line: 369)
+        #sourceLocation(file: "README.md", line: 385)
         let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
@@ -234,7 +234,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 428)
+    #sourceLocation(file: "README.md", line: 445)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -250,7 +250,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 452)
+    #sourceLocation(file: "README.md", line: 469)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -262,7 +262,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 17.
     static func sample17() async throws {
-        #sourceLocation(file: "README.md", line: 485)
+        #sourceLocation(file: "README.md", line: 502)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -292,7 +292,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 18.
     static func sample18() async throws {
-        #sourceLocation(file: "README.md", line: 559)
+        #sourceLocation(file: "README.md", line: 576)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -308,7 +308,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 19.
     static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 585)
+        #sourceLocation(file: "README.md", line: 602)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:

@@ -24,7 +24,8 @@ struct HostileHeadConformanceTests {
 
     /// Sends /many-headers?count=35000 on `backend`, and meanwhile GETs of httpbin's /get on the same
     /// backend; the refusal, and the slowest GET's time next to the slowest of the same GETs before.
-    func flood(_ backend: any NetworkBackend) async throws -> (ServiceError?, during: Double, before: Double) {
+    func flood(_ backend: any NetworkBackend) async throws -> (ServiceError?, during: Double, before: Double)
+    {
         let neighbour = try HTTPBin.realm(backend: backend)
         let hostile = uniqueRealm().setBaseURL(try MisbehavingServer.url()).use(backend).setTimeout(60)
         let before = try await timeGETs(5, on: neighbour).max() ?? 0

@@ -25,7 +25,9 @@ enum TLSServers {
 @Suite("TLS failures", .timeLimit(.minutes(2)))
 struct TLSConformanceTests {
     /// The `URLError` under the transport failure of a GET to `variable`'s server on `kind`.
-    func failure(at variable: String, _ kind: ConformingBackend, realm configure: (ServiceRealm) -> Void = { _ in })
+    func failure(
+        at variable: String, _ kind: ConformingBackend, realm configure: (ServiceRealm) -> Void = { _ in }
+    )
         async throws -> (URLError?, ServiceError?)
     {
         let realm = uniqueRealm().setBaseURL(try TLSServers.url(variable)).use(try kind.make()).setTimeout(10)
@@ -59,8 +61,10 @@ struct TLSConformanceTests {
         // The "valid" listener: its leaf is signed by the test CA, which nothing here trusts.
         let (error, serviceError) = try await failure(at: "TLS_VALID_URL", kind)
         #expect(error?.code == .serverCertificateHasUnknownRoot, "\(kind): \(String(describing: error))")
-        #expect(error?.localizedDescription.contains("unable to get local issuer certificate") == true, "\(kind)")
-        #expect(serviceError?.description.contains("unable to get local issuer certificate") == true, "\(kind)")
+        #expect(
+            error?.localizedDescription.contains("unable to get local issuer certificate") == true, "\(kind)")
+        #expect(
+            serviceError?.description.contains("unable to get local issuer certificate") == true, "\(kind)")
     }
 
     @Test(arguments: ConformingBackend.allCases)

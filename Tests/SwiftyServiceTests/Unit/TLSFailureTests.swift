@@ -18,26 +18,49 @@ import FoundationNetworking
         // OpenSSL's text for a leaf whose notBefore is in the future
         (60, "SSL certificate problem: certificate is not yet valid", .serverCertificateHasBadDate),
         // wrong-host.pem, CA trusted
-        (60, "SSL: no alternative certificate subject name matches target host name '127.0.0.1'",
-         .serverCertificateUntrusted),
+        (
+            60, "SSL: no alternative certificate subject name matches target host name '127.0.0.1'",
+            .serverCertificateUntrusted
+        ),
         // self-signed.pem
         (60, "SSL certificate problem: self-signed certificate", .serverCertificateUntrusted),
         // client-cert-required, CA not trusted: the server sends the CA along
-        (60, "SSL certificate problem: self-signed certificate in certificate chain", .serverCertificateUntrusted),
+        (
+            60, "SSL certificate problem: self-signed certificate in certificate chain",
+            .serverCertificateUntrusted
+        ),
         // valid.pem, CA not trusted
-        (60, "SSL certificate problem: unable to get local issuer certificate", .serverCertificateHasUnknownRoot),
+        (
+            60, "SSL certificate problem: unable to get local issuer certificate",
+            .serverCertificateHasUnknownRoot
+        ),
         // client-cert-required, CA trusted, no client certificate, TLS 1.3: the verdict comes with the first read
-        (56, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
-         .clientCertificateRequired),
+        (
+            56,
+            "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A00045C:SSL routines::tlsv13 alert certificate required, errno 0",
+            .clientCertificateRequired
+        ),
         // client-cert-required, CA trusted, a self-signed client certificate, TLS 1.2
-        (35, "OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca", .clientCertificateRejected),
+        (
+            35, "OpenSSL/3.0.19: error:0A000418:SSL routines::tlsv1 alert unknown ca",
+            .clientCertificateRejected
+        ),
         // client-cert-required, CA trusted, a server certificate presented as the client's, TLS 1.3
-        (56, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000413:SSL routines::sslv3 alert unsupported certificate, errno 0",
-         .clientCertificateRejected),
+        (
+            56,
+            "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000413:SSL routines::sslv3 alert unsupported certificate, errno 0",
+            .clientCertificateRejected
+        ),
         // tls12-only, the client insisting on TLS 1.3
-        (35, "OpenSSL/3.0.19: error:0A00042E:SSL routines::tlsv1 alert protocol version", .secureConnectionFailed),
+        (
+            35, "OpenSSL/3.0.19: error:0A00042E:SSL routines::tlsv1 alert protocol version",
+            .secureConnectionFailed
+        ),
         // client-cert-required, no client certificate, TLS 1.2: nothing in the text says a certificate was asked for
-        (35, "OpenSSL/3.0.19: error:0A000410:SSL routines::sslv3 alert handshake failure", .secureConnectionFailed),
+        (
+            35, "OpenSSL/3.0.19: error:0A000410:SSL routines::sslv3 alert handshake failure",
+            .secureConnectionFailed
+        ),
     ]
 
     @Test func libcurlsFailuresGetAppleCodesAndKeepTheirReason() {
@@ -78,11 +101,16 @@ import FoundationNetworking
             (28, "Operation timed out after 1000 milliseconds with 0 bytes received"),
         ] {
             #expect(TLSFailure.error(curlCode: curl, reason: reason, url: nil) == nil, "\(reason)")
-            let linux = NSError(domain: NSURLErrorDomain, code: -1005, userInfo: [NSLocalizedDescriptionKey: reason])
+            let linux = NSError(
+                domain: NSURLErrorDomain, code: -1005, userInfo: [NSLocalizedDescriptionKey: reason])
             #expect((TLSFailure.classified(linux) as NSError).code == -1005, "\(reason)")
         }
-        let other = NSError(domain: "LegacyHTTPClient", code: -1, userInfo: [NSLocalizedDescriptionKey:
-            "SSL certificate problem: self-signed certificate"])
+        let other = NSError(
+            domain: "LegacyHTTPClient", code: -1,
+            userInfo: [
+                NSLocalizedDescriptionKey:
+                    "SSL certificate problem: self-signed certificate"
+            ])
         #expect((TLSFailure.classified(other) as NSError).domain == "LegacyHTTPClient")
     }
 
