@@ -33,7 +33,9 @@ package enum TLSFailure {
         // CURLE_PEER_FAILED_VERIFICATION (60; 51 before 7.62): the server's certificate.
         case 51, 60: code = serverCertificateCode(reason) ?? .serverCertificateUntrusted
         // CURLE_SSL_CONNECT_ERROR: the handshake, whatever the reason.
-        case 35: code = handshakeCode(reason, certificateRequested: certificateRequested) ?? .secureConnectionFailed
+        case 35:
+            code =
+                handshakeCode(reason, certificateRequested: certificateRequested) ?? .secureConnectionFailed
         // CURLE_SEND_ERROR, CURLE_RECV_ERROR: TLS 1.3 sends its verdict on the client certificate after the
         // handshake, so an alert may arrive with the first read; a plain reset stays a lost connection.
         case 55, 56: code = handshakeCode(reason, certificateRequested: certificateRequested)
@@ -70,7 +72,9 @@ package enum TLSFailure {
             || text.contains("does not match target host name") || text.contains("matches target host name")
             || text.contains("ssl peer certificate")
         guard aboutCertificate else { return nil }
-        if text.contains("has expired") || text.contains("not yet valid") || text.contains("certificate expired") {
+        if text.contains("has expired") || text.contains("not yet valid")
+            || text.contains("certificate expired")
+        {
             return .serverCertificateHasBadDate
         }
         // OpenSSL's "unable to get local issuer certificate", "unable to get issuer certificate", "unable to
@@ -90,9 +94,10 @@ package enum TLSFailure {
     package static func handshakeCode(_ reason: String, certificateRequested: Bool) -> URLError.Code? {
         let text = reason.lowercased()
         // OpenSSL names a received alert "sslv3 alert …", "tlsv1 alert …" or "tlsv13 alert …".
-        guard let alert = ["tlsv13 alert ", "tlsv1 alert ", "sslv3 alert "].lazy.compactMap({ text.range(of: $0) })
-            .first
-        else { return text.contains("ssl routines") ? .secureConnectionFailed : nil }
+        let received = ["tlsv13 alert ", "tlsv1 alert ", "sslv3 alert "]
+        guard let alert = received.lazy.compactMap({ text.range(of: $0) }).first else {
+            return text.contains("ssl routines") ? .secureConnectionFailed : nil
+        }
         let name = text[alert.upperBound...]
         if name.hasPrefix("certificate required") { return .clientCertificateRequired }
         // TLS 1.2 has no "certificate required": a server that asked for one and got none fails the handshake.

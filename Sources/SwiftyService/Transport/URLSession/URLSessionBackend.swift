@@ -176,7 +176,9 @@ public final class URLSessionBackend: NetworkBackend {
             if let error {
                 body.discard()
                 transfer.finish(.failure(TLSFailure.classified(error)))
-            } else if let head = head as? HTTPURLResponse, let problem = ResponseHeadTooLarge.problem(with: head) {
+            } else if let head = head as? HTTPURLResponse,
+                let problem = ResponseHeadTooLarge.problem(with: head)
+            {
                 // URLSession parses a whole head before showing it: the limits can only refuse it now.
                 body.discard()
                 transfer.finish(.failure(problem))

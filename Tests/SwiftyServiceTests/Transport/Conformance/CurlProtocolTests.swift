@@ -40,7 +40,9 @@ struct CurlProtocolTests {
         // The misbehaving server's sink counts every byte that reaches its port.
         let sink = try MisbehavingServer.sinkPort()
         let before = try await MisbehavingServer.sinkBytes()
-        for url in ["gopher://127.0.0.1:\(sink)/_GET%20/x%20HTTP/1.0%0D%0A%0D%0A", "dict://127.0.0.1:\(sink)/info"] {
+        for url in [
+            "gopher://127.0.0.1:\(sink)/_GET%20/x%20HTTP/1.0%0D%0A%0D%0A", "dict://127.0.0.1:\(sink)/info",
+        ] {
             let result = try await sendDirectly(URL(string: url)!)
             #expect((result.failure as? URLError)?.code == .unsupportedURL, "\(url): \(result)")
         }
@@ -69,7 +71,8 @@ struct CurlProtocolTests {
         #expect(refusal?.description.contains("could not be restricted to http and https") == true)
         // A missing redirect restriction alone is as bad: libcurl must not be left to follow anywhere.
         let redirectsOnly = CurlProtocols.restrict(
-            setString: { option, _ in option == 10_319 ? 48 : 0 }, setNumber: { option, _ in option == 182 ? 48 : 0 })
+            setString: { option, _ in option == 10_319 ? 48 : 0 },
+            setNumber: { option, _ in option == 182 ? 48 : 0 })
         #expect(redirectsOnly?.description.contains("CURLOPT_REDIR_PROTOCOLS") == true)
     }
 }

@@ -13,7 +13,8 @@ struct MarkerFile {
 
     init() throws {
         content = "marker-\(UUID().uuidString)"
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("swiftyservice-\(UUID().uuidString)")
+        url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "swiftyservice-\(UUID().uuidString)")
         try Data(content.utf8).write(to: url)
     }
 
@@ -32,7 +33,9 @@ struct SchemeConformanceTests {
     }
 
     /// Asks the misbehaving server's /redirect for a 302 to exactly `location`; the result and its time.
-    func redirect(to location: String, _ realm: ServiceRealm) async -> (Result<Response, ServiceError>, Double) {
+    func redirect(to location: String, _ realm: ServiceRealm) async -> (
+        Result<Response, ServiceError>, Double
+    ) {
         let start = ContinuousClock.now
         do {
             let response = try await TestEndpoint(
@@ -106,7 +109,8 @@ struct SchemeConformanceTests {
         let marker = try MarkerFile()
         defer { marker.remove() }
         let before = try await MisbehavingServer.sinkBytes()
-        for base in ["ftp://127.0.0.1:\(sink)/x", marker.url.absoluteString, "gopher://127.0.0.1:\(sink)/_x"] {
+        for base in ["ftp://127.0.0.1:\(sink)/x", marker.url.absoluteString, "gopher://127.0.0.1:\(sink)/_x"]
+        {
             let spy = SpyBackend(try kind.make())
             let realm = uniqueRealm().setBaseURL(URL(string: base)!).use(spy).setTimeout(10)
             let start = ContinuousClock.now
@@ -129,7 +133,8 @@ struct SchemeConformanceTests {
     @Test func anUpperCaseHTTPBaseURLWorksOnURLSession() async throws {
         // httpbin /get on a base URL written HTTP://127.0.0.1:PORT; FoundationNetworking would not send it.
         let port = try HTTPBin.url().port!
-        let realm = uniqueRealm().setBaseURL(URL(string: "HTTP://127.0.0.1:\(port)")!).use(URLSessionBackend())
+        let realm = uniqueRealm().setBaseURL(URL(string: "HTTP://127.0.0.1:\(port)")!).use(
+            URLSessionBackend())
         let echo = try await TestEndpoint(realm, "get").request().echo()
         #expect(echo.url == "http://127.0.0.1:\(port)/get")
     }
