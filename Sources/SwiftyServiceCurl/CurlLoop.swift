@@ -89,14 +89,31 @@ final class CurlLoop: @unchecked Sendable {
                 else { continue }
                 complete(transfer, code: message.pointee.data.result)
             }
-            _ = curl.multiPoll(multi, nil, 0, 1_000, nil)
+            let wait = timeOutSilences()
+            _ = curl.multiPoll(multi, nil, 0, wait, nil)
         }
         _ = curl.multiCleanup(multi)
     }
 
+    /// Ends the transfers that have heard nothing for their timeout, and says how long the loop may wait
+    /// before the next one could (1 s at most): a timeout is the longest silence, to the millisecond.
+    private func timeOutSilences() -> Int32 {
+        let now = ProcessInfo.processInfo.systemUptime
+        var wait: TimeInterval = 1
+        for transfer in Array(active.values) {
+            let left = transfer.heardAt + transfer.silenceLimit - now
+            if left <= 0 {
+                abort(transfer, with: URLError(.timedOut))
+            } else {
+                wait = min(wait, left)
+            }
+        }
+        return Int32((wait * 1000).rounded(.up))
+    }
+
     /// Starts the transfer's current hop.
     private func begin(_ transfer: CurlTransfer) {
-        guard !transfer.finished else { return }
+        guard !transfer.isFinished else { return }
         do {
             try transfer.prepareHop()
         } catch {
@@ -164,18 +181,10 @@ final class CurlLoop: @unchecked Sendable {
         transfer.headerList = list
         if let list { curl.set(handle, O.httpHeader, pointer: list) }
 
-        // URLSession's timeout is an idle timeout: no byte for that long. libcurl's low-speed limit is the
-        // same for whole seconds; a fractional one is kept as a limit on the whole transfer.
-        let timeout = request.timeoutInterval.usableTimeout
-        if timeout > 0 {
-            curl.set(handle, O.connectTimeoutMS, Int(timeout * 1000))
-            if timeout.rounded(.down) == timeout {
-                curl.set(handle, O.lowSpeedLimit, 1)
-                curl.set(handle, O.lowSpeedTime, Int(timeout))
-            } else {
-                curl.set(handle, O.timeoutMS, Int(timeout * 1000))
-            }
-        }
+        // The timeout is the longest silence, which the loop watches itself (timeOutSilences): libcurl's own
+        // options are a limit on the whole transfer or on its average speed, neither of which it means.
+        transfer.silenceLimit = request.timeoutInterval.usableTimeout
+        transfer.heardFrom()
     }
 
     /// A hop ended: a redirect to follow, the response, or the failure.

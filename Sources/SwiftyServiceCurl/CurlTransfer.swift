@@ -12,8 +12,10 @@ import FoundationNetworking
 final class CurlTransfer: @unchecked Sendable {
     let request: BackendRequest
     let policy: RedirectPolicy
-    private let completion: @Sendable (Result<Response, any Error>) -> Void
-    private(set) var finished = false
+    private let completion: OnceCompletion<Result<Response, any Error>>
+    /// The longest the transfer may hear nothing, and when it last heard something (or sent a byte).
+    var silenceLimit: TimeInterval = 60
+    private(set) var heardAt: TimeInterval = 0
 
     /// The request of the current hop.
     private(set) var current: URLRequest
@@ -56,7 +58,7 @@ final class CurlTransfer: @unchecked Sendable {
     ) {
         self.request = request
         self.policy = policy
-        self.completion = completion
+        self.completion = OnceCompletion(completion)
         current = request.urlRequest
     }
 
@@ -103,6 +105,7 @@ final class CurlTransfer: @unchecked Sendable {
     /// would cost more than the rest of the request. `false` stops the transfer: the head went past
     /// ``TransportRules``' limits.
     func header(_ line: UnsafeRawBufferPointer) -> Bool {
+        heardFrom()
         headBytes += line.count
         if let problem = ResponseHeadTooLarge.problem(fields: fieldCount, bytes: headBytes) {
             headTooLarge = problem
@@ -160,6 +163,7 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var tooLarge: Int?
 
     func write(_ chunk: UnsafeRawBufferPointer) -> Bool {
+        heardFrom()
         if let limit = request.maxResponseSize, output == nil,
             received + Int64(chunk.count) > Int64(limit) || (expectedLength ?? 0) > Int64(limit)
         {
@@ -181,6 +185,7 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Fills libcurl's buffer with the next bytes of the body; 0 at the end, `readAbort` on failure.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
+        heardFrom()
         var count = 0
         if let bodyFile {
             guard let chunk = try? bodyFile.read(upToCount: buffer.count) else { return Self.readAbort }
@@ -255,9 +260,16 @@ final class CurlTransfer: @unchecked Sendable {
                     url: current.url)))
     }
 
+    /// The transfer heard from the server, or took a byte of the body to send: its silence starts over.
+    func heardFrom() {
+        heardAt = ProcessInfo.processInfo.systemUptime
+    }
+
+    /// Whether the transfer has answered.
+    var isFinished: Bool { completion.isSpent }
+
     func finish(_ result: Result<Response, any Error>) {
-        guard !finished else { return }
-        finished = true
+        guard !completion.isSpent else { return }
         closeFiles()
         if case .failure = result, let download = request.downloadFile {
             try? FileManager.default.removeItem(at: download)

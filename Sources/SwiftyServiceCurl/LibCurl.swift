@@ -158,8 +158,6 @@ struct LibCurl: @unchecked Sendable {
         static let readData: Int32 = 10_009
         static let writeFunction: Int32 = 20_011
         static let readFunction: Int32 = 20_012
-        static let lowSpeedLimit: Int32 = 19
-        static let lowSpeedTime: Int32 = 20
         static let httpHeader: Int32 = 10_023
         static let headerData: Int32 = 10_029
         static let customRequest: Int32 = 10_036
@@ -171,8 +169,6 @@ struct LibCurl: @unchecked Sendable {
         static let noSignal: Int32 = 99
         static let acceptEncoding: Int32 = 10_102
         static let postFieldSizeLarge: Int32 = 30_120
-        static let timeoutMS: Int32 = 155
-        static let connectTimeoutMS: Int32 = 156
         static let errorBuffer: Int32 = 10_010
         static let protocols: Int32 = 181
         static let redirectProtocols: Int32 = 182

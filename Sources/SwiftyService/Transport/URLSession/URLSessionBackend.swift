@@ -274,7 +274,10 @@ private final class Transfer: Sendable {
             state.timedOut = true
             return state.task
         }
-        task?.cancel()
+        guard let task else { return }
+        // The caller hears at the timeout: URLSession on Linux only stops a task at its next event.
+        finish(.failure(URLError(.timedOut)))
+        task.cancel()
     }
 }
 

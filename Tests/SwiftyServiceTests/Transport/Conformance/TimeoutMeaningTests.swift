@@ -27,22 +27,26 @@ struct TimeoutMeaningTests {
     func aByteEveryHalfSecondNeverTripsATimeoutOfOneAndAHalf(_ kind: Shipped) async throws {
         // httpbin /drip: 8 bytes over 4 s, one every 0.5 s. Before, a fractional timeout bounded the whole
         // transfer: .timedOut at 1.5 s.
-        let realm = try HTTPBin.realm(backend: try kind.make()).setTimeout(1.5)
-        let response = try await TestEndpoint(
-            realm, "drip", parameters: ["numbytes": 8, "duration": 4, "delay": 0]
-        ).request()
-        #expect(response.data.count == 8, "\(kind)")
+        try await measuringPromptness {
+            let realm = try HTTPBin.realm(backend: try kind.make()).setTimeout(1.5)
+            let response = try await TestEndpoint(
+                realm, "drip", parameters: ["numbytes": 8, "duration": 4, "delay": 0]
+            ).request()
+            #expect(response.data.count == 8, "\(kind)")
+        }
     }
 
     @Test(arguments: Shipped.allCases)
     func aByteEveryTwoSecondsNeverTripsATimeoutOfThree(_ kind: Shipped) async throws {
         // httpbin /drip: 3 bytes over 6 s, one every 2 s. Before, CurlBackend's whole-second timeout was
         // libcurl's average speed over that time: .timedOut at 3–5 s.
-        let realm = try HTTPBin.realm(backend: try kind.make()).setTimeout(3)
-        let response = try await TestEndpoint(
-            realm, "drip", parameters: ["numbytes": 3, "duration": 6, "delay": 0]
-        ).request()
-        #expect(response.data.count == 3, "\(kind)")
+        try await measuringPromptness {
+            let realm = try HTTPBin.realm(backend: try kind.make()).setTimeout(3)
+            let response = try await TestEndpoint(
+                realm, "drip", parameters: ["numbytes": 3, "duration": 6, "delay": 0]
+            ).request()
+            #expect(response.data.count == 3, "\(kind)")
+        }
     }
 
     /// When the request's callback ran, measured in the callback: on the backend's thread, so that two
@@ -62,11 +66,13 @@ struct TimeoutMeaningTests {
     @Test(arguments: Shipped.allCases)
     func aFourSecondSilenceEndsATimeoutOfOneAndAHalfOnTime(_ kind: Shipped) async throws {
         // httpbin /drip with delay 4: nothing at all for 4 s.
-        let realm = try HTTPBin.realm(backend: try kind.make()).setTimeout(1.5)
-        let (error, elapsed) = try await timeToAnswer(
-            TestEndpoint(realm, "drip", parameters: ["numbytes": 1, "duration": 0, "delay": 4]))
-        #expect(error == .timedOut, "\(kind)")
-        #expect(elapsed >= 1.45 && elapsed < 2, "\(kind): \(elapsed) s")
+        try await measuringPromptness {
+            let realm = try HTTPBin.realm(backend: try kind.make()).setTimeout(1.5)
+            let (error, elapsed) = try await timeToAnswer(
+                TestEndpoint(realm, "drip", parameters: ["numbytes": 1, "duration": 0, "delay": 4]))
+            #expect(error == .timedOut, "\(kind)")
+            #expect(elapsed >= 1.45 && elapsed < 2, "\(kind): \(elapsed) s")
+        }
     }
 
     @Test func aStubThatAnswersAfterTheTimeoutTimesOutAtTheTimeout() async throws {
