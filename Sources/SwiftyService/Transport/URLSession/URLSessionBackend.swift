@@ -203,6 +203,8 @@ private final class Transfer: Sendable {
         var timedOut = false
         /// When the transfer last heard from the server (or sent it a byte), for its own silence watch.
         var heardAt = ProcessInfo.processInfo.systemUptime
+        /// The task's byte counts when the watch last looked: bytes can come before their delegate call.
+        var bytesSeen: Int64 = 0
         var watch: Deadline?
     }
 
@@ -267,7 +269,17 @@ private final class Transfer: Sendable {
     }
 
     private func check(limit: TimeInterval) {
-        let silence = ProcessInfo.processInfo.systemUptime - state.withLock { $0.heardAt }
+        // URLSession counts bytes as they arrive; its delegate may hear of them later, on a busy queue. Read
+        // outside the lock: the count may wait for URLSession's own queue, whose delegate calls take the lock.
+        let bytes = task.map { $0.countOfBytesReceived + $0.countOfBytesSent }
+        let now = ProcessInfo.processInfo.systemUptime
+        let silence = state.withLock { state -> TimeInterval in
+            if let bytes, bytes != state.bytesSeen {
+                state.bytesSeen = bytes
+                state.heardAt = now
+            }
+            return now - state.heardAt
+        }
         guard silence >= limit else { return schedule(in: limit - silence, limit: limit) }
         let task = state.withLock { state -> URLSessionTask? in
             guard !state.cancelled else { return nil }

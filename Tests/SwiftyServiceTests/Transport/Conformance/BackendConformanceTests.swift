@@ -115,13 +115,15 @@ struct BackendConformanceTests {
 
     @Test(arguments: ConformingBackend.allCases)
     func aSilentServerTimesOutAtTheTimeout(_ kind: ConformingBackend) async throws {
-        // httpbin /delay/10 says nothing for 10 s; the realm allows 1.
-        let realm = try realm(kind).setTimeout(1)
-        let start = Date()
-        await #expect {
-            try await TestEndpoint(realm, "delay/10").request()
-        } throws: { ($0 as? ServiceError)?.kind == .timedOut }
-        #expect(Date().timeIntervalSince(start) < 9.5, "before the server's answer at 10 s")
+        try await measuringPromptness {
+            // httpbin /delay/10 says nothing for 10 s; the realm allows 1.
+            let realm = try realm(kind).setTimeout(1)
+            let start = Date()
+            await #expect {
+                try await TestEndpoint(realm, "delay/10").request()
+            } throws: { ($0 as? ServiceError)?.kind == .timedOut }
+            #expect(Date().timeIntervalSince(start) < 9.5, "before the server's answer at 10 s")
+        }
     }
 
     @Test(arguments: ConformingBackend.allCases)
@@ -148,14 +150,16 @@ struct BackendConformanceTests {
 
     @Test(arguments: ConformingBackend.allCases)
     func cancellingStopsTheTransferPromptly(_ kind: ConformingBackend) async throws {
-        // httpbin /delay/10: only the cancellation can end it soon.
-        let realm = try realm(kind)
-        let task = Task { try await TestEndpoint(realm, "delay/10").request() }
-        try await Task.sleep(nanoseconds: 200_000_000)
-        let start = Date()
-        task.cancel()
-        await #expect { try await task.value } throws: { ($0 as? ServiceError)?.kind == .cancelled }
-        #expect(Date().timeIntervalSince(start) < 9.5, "before the server's answer at 10 s")
+        try await measuringPromptness {
+            // httpbin /delay/10: only the cancellation can end it soon.
+            let realm = try realm(kind)
+            let task = Task { try await TestEndpoint(realm, "delay/10").request() }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            let start = Date()
+            task.cancel()
+            await #expect { try await task.value } throws: { ($0 as? ServiceError)?.kind == .cancelled }
+            #expect(Date().timeIntervalSince(start) < 9.5, "before the server's answer at 10 s")
+        }
     }
 
     @Test(arguments: ConformingBackend.allCases)
