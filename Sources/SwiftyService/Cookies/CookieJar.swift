@@ -21,13 +21,13 @@ public final class CookieJar: Sendable, CustomStringConvertible {
     static let maxCookies = 3000
 
     private let now: @Sendable () -> Date
-    private let state: Protected<State>
+    private let state: Locked<State>
     private let file: CookieJarFile?
 
     /// An empty jar in memory.
     public init(now: @escaping @Sendable () -> Date = { Date() }) {
         self.now = now
-        state = Protected(State())
+        state = .make(State())
         file = nil
     }
 
@@ -47,7 +47,7 @@ public final class CookieJar: Sendable, CustomStringConvertible {
         }
         state.evictBeyondLimits(in: Set(loaded.map(\.domain)))
         self.now = now
-        self.state = Protected(state)
+        self.state = .make(state)
         self.file = jarFile
     }
 
@@ -255,22 +255,6 @@ extension CookieJar {
             let leastRecentFirst = entries.filter { isCandidate($0.value) }
                 .sorted { $0.value.lastAccess < $1.value.lastAccess }
             for victim in leastRecentFirst.prefix(excess) { entries[victim.key] = nil }
-        }
-    }
-}
-
-extension CookieJar {
-    /// A value behind an `NSLock`; the jar's mutable state lives in one, touched only in short closures.
-    private final class Protected<Value>: @unchecked Sendable {
-        private let lock = NSLock()
-        private var value: Value
-
-        init(_ value: Value) { self.value = value }
-
-        func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-            lock.lock()
-            defer { lock.unlock() }
-            return try body(&value)
         }
     }
 }
