@@ -38,12 +38,16 @@ struct HostileHeadConformanceTests {
         // our side can make it stop sooner. Two such floods beside the rest of the suite starved its timing
         // tests on 2 cores, so the URLSession-based backends meet 2,000 fields: the same refusal, the same
         // code path, milliseconds of parsing. 35,000 is libcurl's, whose reading is ours (see below).
-        let realm = try hostileRealm(try kind.make())
+        let backend = try kind.make()
+        let realm = try hostileRealm(backend)
         let fields = await refusal(count: kind == .curl ? 35_000 : 2_000, on: realm)
         #expect(fields == .fields(1_000), "\(kind)")
         // Three fields of 95,000 bytes: 285 KB, past 256 KiB and under the 300 KiB libcurl reads on its own.
         let bytes = await refusal(count: 3, size: 95_000, on: realm)
         #expect(bytes == .bytes(262_144), "\(kind)")
+        // A size limit takes URLSessionBackend's delegate path, which sees the head before the body.
+        let streamed = await refusal(count: 2_000, on: try hostileRealm(backend).setMaxResponseSize(1 << 20))
+        #expect(streamed == .fields(1_000), "\(kind)")
     }
 
     @Test func aFloodOfFieldsCostsCurlBackendsOtherRequestsNothing() async throws {
