@@ -112,12 +112,12 @@ enum ReadmeSamples {
 
     /// README.md, swift block 7.
     static func sample7() async throws {
-        #sourceLocation(file: "README.md", line: 203)
+        #sourceLocation(file: "README.md", line: 204)
         realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 219)
+    #sourceLocation(file: "README.md", line: 220)
     enum PhotoService: SwiftyServiceProtocol {
         case upload(photo: URL, caption: String)
         case original(id: Int, to: URL)
@@ -151,7 +151,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 8.
     static func sample8() async throws {
-        #sourceLocation(file: "README.md", line: 249)
+        #sourceLocation(file: "README.md", line: 250)
         let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
             print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
         }
@@ -166,7 +166,7 @@ enum ReadmeSamples {
         _ = response
     }
 
-    #sourceLocation(file: "README.md", line: 289)
+    #sourceLocation(file: "README.md", line: 290)
     struct UserAgent: Middleware {
         func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
             var request = request
@@ -178,14 +178,14 @@ enum ReadmeSamples {
 
     /// README.md, swift block 9.
     static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 296)
+        #sourceLocation(file: "README.md", line: 297)
         ServiceRealm.get("users").addMiddleware(UserAgent())
         #sourceLocation()
     }
 
     /// README.md, swift block 10.
     static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 309)
+        #sourceLocation(file: "README.md", line: 310)
         ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
         ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
         #sourceLocation()
@@ -193,7 +193,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 11.
     static func sample11() async throws {
-        #sourceLocation(file: "README.md", line: 324)
+        #sourceLocation(file: "README.md", line: 325)
         let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
         ServiceRealm.get("users").addMiddleware(auth)
         #sourceLocation()
@@ -201,7 +201,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 12.
     static func sample12() async throws {
-        #sourceLocation(file: "README.md", line: 337)
+        #sourceLocation(file: "README.md", line: 338)
         ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
         // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
         // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
@@ -210,7 +210,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 13.
     static func sample13() async throws {
-        #sourceLocation(file: "README.md", line: 359)
+        #sourceLocation(file: "README.md", line: 360)
         ServiceRealm.get("users")
             .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
             .decodeErrorBodies(.json(APIError.self))
@@ -225,7 +225,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 14.
     static func sample14() async throws {
-        #sourceLocation(file: "README.md", line: 385)
+        #sourceLocation(file: "README.md", line: 386)
         let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
@@ -234,7 +234,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 445)
+    #sourceLocation(file: "README.md", line: 446)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -250,7 +250,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 469)
+    #sourceLocation(file: "README.md", line: 470)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -262,7 +262,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 17.
     static func sample17() async throws {
-        #sourceLocation(file: "README.md", line: 502)
+        #sourceLocation(file: "README.md", line: 503)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -292,7 +292,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 18.
     static func sample18() async throws {
-        #sourceLocation(file: "README.md", line: 576)
+        #sourceLocation(file: "README.md", line: 577)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -308,7 +308,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 19.
     static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 602)
+        #sourceLocation(file: "README.md", line: 603)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:
