@@ -35,7 +35,7 @@ package enum CurlProtocols {
         }
         guard !refused.isEmpty else { return nil }
         return CurlUnavailable(
-            reason: "libcurl could not be restricted to http and https, so nothing was sent; it refused "
+            reason: "it could not be restricted to http and https, so nothing was sent; it refused "
                 + refused.joined(separator: ", "))
     }
 }

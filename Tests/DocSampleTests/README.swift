@@ -124,12 +124,12 @@ enum ReadmeSamples {
 
     /// README.md, swift block 8.
     static func sample8() async throws {
-        #sourceLocation(file: "README.md", line: 218)
+        #sourceLocation(file: "README.md", line: 219)
         realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 234)
+    #sourceLocation(file: "README.md", line: 235)
     enum PhotoService: SwiftyServiceProtocol {
         case upload(photo: URL, caption: String)
         case original(id: Int, to: URL)
@@ -163,7 +163,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 9.
     static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 264)
+        #sourceLocation(file: "README.md", line: 265)
         let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
             print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
         }
@@ -178,7 +178,7 @@ enum ReadmeSamples {
         _ = response
     }
 
-    #sourceLocation(file: "README.md", line: 304)
+    #sourceLocation(file: "README.md", line: 305)
     struct UserAgent: Middleware {
         func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
             var request = request
@@ -190,14 +190,14 @@ enum ReadmeSamples {
 
     /// README.md, swift block 10.
     static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 311)
+        #sourceLocation(file: "README.md", line: 312)
         ServiceRealm.get("users").addMiddleware(UserAgent())
         #sourceLocation()
     }
 
     /// README.md, swift block 11.
     static func sample11() async throws {
-        #sourceLocation(file: "README.md", line: 324)
+        #sourceLocation(file: "README.md", line: 325)
         ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
         ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
         #sourceLocation()
@@ -205,7 +205,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 12.
     static func sample12() async throws {
-        #sourceLocation(file: "README.md", line: 339)
+        #sourceLocation(file: "README.md", line: 340)
         let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
         ServiceRealm.get("users").addMiddleware(auth)
         #sourceLocation()
@@ -213,7 +213,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 13.
     static func sample13() async throws {
-        #sourceLocation(file: "README.md", line: 352)
+        #sourceLocation(file: "README.md", line: 353)
         ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
         // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
         // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
@@ -222,7 +222,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 14.
     static func sample14() async throws {
-        #sourceLocation(file: "README.md", line: 377)
+        #sourceLocation(file: "README.md", line: 378)
         ServiceRealm.get("users")
             .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
             .decodeErrorBodies(.json(APIError.self))
@@ -237,7 +237,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 15.
     static func sample15() async throws {
-        #sourceLocation(file: "README.md", line: 405)
+        #sourceLocation(file: "README.md", line: 406)
         ServiceRealm.get("shop").useCookies()                                        // in memory, this realm only
         let jar = try CookieJar(file: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cookies.json"))
         ServiceRealm.get("accounts").useCookies(jar)                                // persisted; one jar…
@@ -247,7 +247,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 16.
     static func sample16() async throws {
-        #sourceLocation(file: "README.md", line: 427)
+        #sourceLocation(file: "README.md", line: 428)
         let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
@@ -256,7 +256,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 487)
+    #sourceLocation(file: "README.md", line: 488)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -272,7 +272,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 511)
+    #sourceLocation(file: "README.md", line: 512)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -284,7 +284,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 19.
     static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 544)
+        #sourceLocation(file: "README.md", line: 545)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -314,7 +314,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 20.
     static func sample20() async throws {
-        #sourceLocation(file: "README.md", line: 618)
+        #sourceLocation(file: "README.md", line: 619)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -330,7 +330,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 21.
     static func sample21() async throws {
-        #sourceLocation(file: "README.md", line: 644)
+        #sourceLocation(file: "README.md", line: 645)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:

@@ -17,8 +17,9 @@ Run: python3 misbehaving_server.py PORT   (prints "sink-port N", then "ready" on
   /bad-gzip               Content-Encoding: gzip over bytes that are not gzip
   /redirect?to=L&status=S answers status S (302 if absent) with exactly `Location: L` (L percent-decoded
                           once from the query): file:, gopher:, dict:, ftp:, upper-case HTTP: targets
-  /many-headers?count=N   200 with N short distinct headers (`<i in base 36>: v`) and a 2-byte body, sent
-                          at once. At most 8 bytes a line, so that 35,000 stay under the 300 KiB of head that
+  /many-headers?count=N&size=S
+                          200 with N distinct headers (`<i in base 36>: v`, the value S bytes long, 1 if
+                          absent) and a 2-byte body, sent at once. At most 8 bytes a line, so that 35,000 stay under the 300 KiB of head that
                           libcurl 7.88.1 (Debian's, with the fix of CVE-2023-38039) reads before failing on
                           its own; with `X-H<i>: v` it would, and the cost of many fields would not show.
                           The space after the colon is needed: FoundationNetworking fails on `name:value`.
@@ -169,7 +170,8 @@ class Handler(socketserver.BaseRequestHandler):
 
     def route_many_headers(self, connection):
         count = int(self.query.get("count", ["100"])[0])
-        lines = "".join(f"{base36(index)}: v\r\n" for index in range(count))
+        value = "v" * int(self.query.get("size", ["1"])[0])
+        lines = "".join(f"{base36(index)}: {value}\r\n" for index in range(count))
         connection.sendall(
             b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 2\r\n" + lines.encode("latin-1")
             + b"\r\nok")

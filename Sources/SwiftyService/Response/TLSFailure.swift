@@ -58,7 +58,9 @@ package enum TLSFailure {
             let reason = nsError.userInfo[NSLocalizedDescriptionKey] as? String
         else { return error }
         let known = URLError.Code(rawValue: nsError.code)
-        guard let code = serverCertificateCode(reason) ?? handshakeCode(reason, certificateRequested: false)
+        guard
+            let code = serverCertificateCode(reason) ?? handshakeCode(reason, certificateRequested: false)
+                ?? (isHandshake(reason) ? .secureConnectionFailed : nil)
         else { return error }
         guard code != known || !(error is URLError) else { return error }
         return Self.error(code, reason: reason, url: nsError.userInfo[NSURLErrorFailingURLErrorKey] as? URL)
@@ -89,15 +91,22 @@ package enum TLSFailure {
         return .serverCertificateUntrusted
     }
 
+    /// Whether `reason` is libcurl's for a failed handshake (`OpenSSL/3.0.19: error:…`, `OpenSSL
+    /// SSL_connect: …`), as opposed to a failed read or write on an established connection (`OpenSSL
+    /// SSL_read: …`), which is a lost connection like any other.
+    static func isHandshake(_ reason: String) -> Bool {
+        let text = reason.lowercased()
+        return (text.contains("ssl routines") || text.contains("ssl_connect"))
+            && !text.contains("ssl_read") && !text.contains("ssl_write")
+    }
+
     /// The code for a reason that names a TLS alert the server sent, if it names one: its verdict on the
     /// client certificate, or another handshake failure.
     package static func handshakeCode(_ reason: String, certificateRequested: Bool) -> URLError.Code? {
         let text = reason.lowercased()
         // OpenSSL names a received alert "sslv3 alert …", "tlsv1 alert …" or "tlsv13 alert …".
         let received = ["tlsv13 alert ", "tlsv1 alert ", "sslv3 alert "]
-        guard let alert = received.lazy.compactMap({ text.range(of: $0) }).first else {
-            return text.contains("ssl routines") ? .secureConnectionFailed : nil
-        }
+        guard let alert = received.lazy.compactMap({ text.range(of: $0) }).first else { return nil }
         let name = text[alert.upperBound...]
         if name.hasPrefix("certificate required") { return .clientCertificateRequired }
         // TLS 1.2 has no "certificate required": a server that asked for one and got none fails the handshake.

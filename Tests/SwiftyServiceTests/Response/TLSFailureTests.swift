@@ -92,10 +92,21 @@ import FoundationNetworking
         #expect(error?.code == .clientCertificateRequired)
     }
 
+    @Test func aHandshakeCutShortIsASecureConnectionFailure() {
+        // libcurl's text (lib/vtls/openssl.c) for a connection reset during the handshake: no alert, and
+        // FoundationNetworking may report it under any code.
+        let reason = "OpenSSL SSL_connect: Connection reset by peer in connection to 127.0.0.1:8443 "
+        #expect(TLSFailure.error(curlCode: 35, reason: reason, url: nil)?.code == .secureConnectionFailed)
+        let linux = NSError(domain: NSURLErrorDomain, code: -1, userInfo: [NSLocalizedDescriptionKey: reason])
+        #expect((TLSFailure.classified(linux) as? URLError)?.code == .secureConnectionFailed)
+    }
+
     @Test func failuresThatAreNotTLSStayAsTheyAre() {
         // A reset on an established TLS connection is a lost connection, worth a retry; so is plain HTTP's.
         for (curl, reason) in [
             (Int32(56), "OpenSSL SSL_read: Connection reset by peer, errno 104"),
+            // A server that closed a TLS connection mid-answer without saying so.
+            (56, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000126:SSL routines::unexpected eof while reading, errno 0"),
             (56, "Recv failure: Connection reset by peer"),
             (7, "Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server"),
             (28, "Operation timed out after 1000 milliseconds with 0 bytes received"),

@@ -29,7 +29,7 @@ struct MarkerFile {
 @Suite("Schemes", .timeLimit(.minutes(2)), .tags(.realServer))
 struct SchemeConformanceTests {
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
-        uniqueRealm().setBaseURL(try MisbehavingServer.url()).use(try kind.make()).setTimeout(10)
+        uniqueRealm().setBaseURL(try MisbehavingServer.url()).use(try kind.make()).setTimeout(30)
     }
 
     /// Asks the misbehaving server's /redirect for a 302 to exactly `location`; the result and its time.
@@ -65,7 +65,7 @@ struct SchemeConformanceTests {
         #expect(refused?.scheme == "file", "\(kind): \(underlying)")
         #expect(refused?.description.contains("'file:") == true, "\(kind): the refusal names the scheme")
         #expect(!marker.leaks(into: "\(result)") && !marker.leaks(into: "\(underlying)"), "\(kind)")
-        #expect(elapsed < 5, "\(kind): refused at once, not at the 10 s timeout")
+        #expect(elapsed < 10, "\(kind): refused at once, not at the 30 s timeout")
     }
 
     @Test(arguments: ConformingBackend.allCases)
@@ -87,7 +87,7 @@ struct SchemeConformanceTests {
                     continue
                 }
                 #expect((underlying as? RedirectRefused)?.scheme == scheme, "\(kind): \(underlying)")
-                #expect(elapsed < 5, "\(kind) \(scheme): refused at once, not at the 10 s timeout")
+                #expect(elapsed < 10, "\(kind) \(scheme): refused at once, not at the 30 s timeout")
             }
             // A connection the backend opened anyway would have delivered its bytes by now.
             try await Task.sleep(nanoseconds: 300_000_000)
@@ -114,7 +114,7 @@ struct SchemeConformanceTests {
         for base in ["ftp://127.0.0.1:\(sink)/x", marker.url.absoluteString, "gopher://127.0.0.1:\(sink)/_x"]
         {
             let spy = SpyBackend(try kind.make())
-            let realm = uniqueRealm().setBaseURL(URL(string: base)!).use(spy).setTimeout(10)
+            let realm = uniqueRealm().setBaseURL(URL(string: base)!).use(spy).setTimeout(30)
             let start = ContinuousClock.now
             do {
                 _ = try await TestEndpoint(realm, "y").request()
@@ -123,7 +123,7 @@ struct SchemeConformanceTests {
                 let scheme = String(base.prefix { $0 != ":" })
                 #expect(reason == .unsupportedScheme(scheme), "\(kind) \(base)")
             }
-            #expect(seconds(since: start) < 1, "\(kind) \(base): at once")
+            #expect(seconds(since: start) < 5, "\(kind) \(base): at once, not at the 30 s timeout")
             #expect(spy.requests.isEmpty, "\(kind) \(base): reached the backend")
         }
         try await Task.sleep(nanoseconds: 300_000_000)
