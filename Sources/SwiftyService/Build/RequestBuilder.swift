@@ -55,12 +55,12 @@ struct PreparedRequest: Sendable {
 /// Turns a draft and its settings (realm, endpoint, one-off overrides) into a request, without I/O: resolve
 /// the method → write the URL → write the body → check what would be sent → assemble.
 enum RequestBuilder {
-    static func prepare(_ draft: RequestDraft, realm: Settings, overrides: [Settings]) throws(ServiceError)
+    static func prepare(_ draft: RequestDraft, realm: RealmConfiguration, overrides: [Settings]) throws(ServiceError)
         -> PreparedRequest
     {
         let settings = SettingsStack(realm: realm, endpoint: draft.layer, overrides: overrides)
         let (method, crudMethods) = resolve(draft.verb, in: settings.crudMap)
-        var target = URLTarget(draft, base: settings.top(\.base), method: method)
+        var target = URLTarget(draft, base: settings.top { $0.base }, method: method)
         try target.check()
         let body = try BodyWriter.write(draft, method: method, into: &target)
         let url = try target.url()
@@ -104,15 +104,15 @@ enum RequestBuilder {
             sampleData: draft.sampleData, redaction: settings.redaction)
         backendRequest.bodySource = bodyFile
         backendRequest.downloadFile = draft.download?.stagingFile()
-        backendRequest.maxResponseSize = settings.top(\.maxResponseSize)
-        backendRequest.cookieJar = settings.top(\.cookieJar)
+        backendRequest.maxResponseSize = settings.top { $0.maxResponseSize }
+        backendRequest.cookieJar = settings.top { $0.cookieJar }
         return PreparedRequest(
             backendRequest: backendRequest,
-            backend: settings.top(\.backend) ?? URLSessionBackend.shared,
-            callbackQueue: settings.top(\.callbackQueue),
-            validStatusCodes: settings.top(\.validStatusCodes) ?? .successful,
+            backend: settings.top { $0.backend } ?? URLSessionBackend.shared,
+            callbackQueue: settings.top { $0.callbackQueue },
+            validStatusCodes: settings.top { $0.validStatusCodes } ?? .successful,
             middleware: middleware(settings, draft),
-            errorBody: settings.top(\.errorBody),
+            errorBody: settings.top { $0.errorBody },
             resourceTimeout: resourceTimeout,
             download: draft.download)
     }
@@ -120,8 +120,8 @@ enum RequestBuilder {
     /// The layers' middleware, then the realm's cache and coalescing, innermost.
     private static func middleware(_ settings: SettingsStack, _ draft: RequestDraft) -> [any Middleware] {
         // Downloads go to a file of their own, so they are neither cached in memory nor shared with others.
-        let coalescer = draft.download == nil ? settings.top(\.coalescer) : nil
-        let cache = draft.download == nil ? settings.top(\.cache) : nil
+        let coalescer = draft.download == nil ? settings.top { $0.coalescer } : nil
+        let cache = draft.download == nil ? settings.top { $0.cache } : nil
         var chain = settings.middleware
         if let cache { chain.append(CacheMiddleware(cache: cache)) }
         if let coalescer { chain.append(coalescer) }
@@ -136,8 +136,8 @@ struct Timeouts {
     let resource: TimeInterval?
 
     init(_ settings: SettingsStack, _ target: URLTarget) throws(ServiceError) {
-        let timeout = settings.top(\.timeout) ?? RealmConfiguration.defaultTimeout
-        let resourceTimeout = settings.top(\.resourceTimeout)
+        let timeout = settings.top { $0.timeout } ?? RealmConfiguration.defaultTimeout
+        let resourceTimeout = settings.top { $0.resourceTimeout }
         if !(timeout > 0) {
             throw target.invalid(.invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds"))
         }

@@ -14,7 +14,7 @@ public struct RealmConfiguration: Sendable {
     private var box = CopyOnWriteBox(Settings())
 
     var settings: Settings {
-        get { box.value }
+        _read { yield box.value }
         _modify { yield &box.value }
     }
 
@@ -49,16 +49,16 @@ public struct RealmConfiguration: Sendable {
     public var cookieJar: CookieJar? { settings.cookieJar }
 
     /// The CRUD → HTTP mapping: ``ServiceRealm/defaultCRUDMap`` with this configuration's changes.
-    public var crudMap: CRUDMap { SettingsStack(realm: settings, overrides: []).crudMap }
+    public var crudMap: CRUDMap { SettingsStack(realm: self, overrides: []).crudMap }
 
     /// The headers a request of `crudMethod` gets (global ones, then that CRUD method's), or the global ones.
     public func headers(for crudMethod: CRUDMethod? = nil) -> HTTPHeaderDictionary {
-        SettingsStack(realm: settings, overrides: []).headers(for: crudMethod.map { [$0] } ?? []).dictionary
+        SettingsStack(realm: self, overrides: []).headers(for: crudMethod.map { [$0] } ?? []).dictionary
     }
 
     /// The cache policy a request of `crudMethod` gets, or the global one.
     public func cachePolicy(for crudMethod: CRUDMethod? = nil) -> URLRequest.CachePolicy {
-        SettingsStack(realm: settings, overrides: []).cachePolicy(for: crudMethod.map { [$0] } ?? [])
+        SettingsStack(realm: self, overrides: []).cachePolicy(for: crudMethod.map { [$0] } ?? [])
     }
 
     /// Sets the base URL that endpoint paths are appended to.

@@ -37,22 +37,32 @@ struct Settings: Sendable {
 /// overrides in the order they were made. The precedence rule in one place: the top layer that sets a value
 /// wins; headers merge name by name, middleware and secrets add up.
 struct SettingsStack {
+    /// The realm's settings: copied in once, so that reading a layer never copies one again.
     let realm: Settings
-    var endpoint: Settings?
-    var overrides: [Settings]
+    /// The endpoint's own (empty where it sets nothing).
+    let endpoint: Settings
+    let overrides: [Settings]
 
-    /// The value of the topmost layer that sets it.
-    func top<T>(_ setting: KeyPath<Settings, T?>) -> T? {
+    init(realm: RealmConfiguration, endpoint: Settings = Settings(), overrides: [Settings]) {
+        self.realm = realm.settings
+        self.endpoint = endpoint
+        self.overrides = overrides
+    }
+
+    /// The value of the topmost layer that sets it: `settings.top { $0.timeout }`.
+    @inline(__always)
+    func top<T>(_ setting: (Settings) -> T?) -> T? {
         for layer in overrides.reversed() {
-            if let value = layer[keyPath: setting] { return value }
+            if let value = setting(layer) { return value }
         }
-        return endpoint?[keyPath: setting] ?? realm[keyPath: setting]
+        return setting(endpoint) ?? setting(realm)
     }
 
     /// Calls `body` with each layer, lowest first (without making an array of them: this runs per request).
+    @inline(__always)
     private func forEachLayer(_ body: (Settings) -> Void) {
         body(realm)
-        if let endpoint { body(endpoint) }
+        body(endpoint)
         for layer in overrides { body(layer) }
     }
 
@@ -68,6 +78,7 @@ struct SettingsStack {
         var headers = HeaderFields()
         forEachLayer { layer in
             headers.merge(layer.headers)
+            guard !layer.crudHeaders.isEmpty else { return }
             for crud in crudMethods { if let specific = layer.crudHeaders[crud] { headers.merge(specific) } }
         }
         return headers
@@ -77,8 +88,14 @@ struct SettingsStack {
     func cachePolicy(for crudMethods: [CRUDMethod]) -> URLRequest.CachePolicy {
         var policy = URLRequest.CachePolicy.useProtocolCachePolicy
         forEachLayer { layer in
-            let specific = crudMethods.reversed().lazy.compactMap { layer.crudCachePolicies[$0] }.first
-            if let set = specific ?? layer.cachePolicy { policy = set }
+            if let set = layer.cachePolicy { policy = set }
+            guard !layer.crudCachePolicies.isEmpty else { return }
+            for crud in crudMethods.reversed() {
+                if let set = layer.crudCachePolicies[crud] {
+                    policy = set
+                    return
+                }
+            }
         }
         return policy
     }

@@ -107,14 +107,15 @@ extension SwiftyServiceProtocol {
         draft.body = body
         draft.sampleData = sampleData
         draft.download = download
-        draft.endpoint = (self as? any OneOffSettings)?.underlyingEndpoint ?? self
+        let oneOff = self as? any OneOffSettings
+        draft.endpoint = oneOff?.underlyingEndpoint ?? self
         if baseURL != snapshot.baseURL { draft.layer.base = baseURL.map(BaseURL.init) }
         if let headers { draft.layer.headers = HeaderFields(headers) }
         draft.layer.middleware = middleware
         draft.layer.errorBody = errorBody
         let codes = validStatusCodes
         if !codes.isInherited { draft.layer.validStatusCodes = codes }
-        var prepared = try RequestBuilder.prepare(draft, realm: snapshot.settings, overrides: oneOffLayers)
+        var prepared = try RequestBuilder.prepare(draft, realm: snapshot, overrides: oneOff?.oneOffLayers ?? [])
         if let progress { prepared.backendRequest.progress = ProgressThrottle(handler: progress) }
         return prepared
     }

@@ -137,7 +137,7 @@ public final class Service: Sendable, CustomStringConvertible {
             }
         }
         do {
-            return ServicePromise(try RequestBuilder.prepare(draft, realm: configuration.settings, overrides: oneOff))
+            return ServicePromise(try RequestBuilder.prepare(draft, realm: configuration, overrides: oneOff))
         } catch {
             let queue = oneOff.last(where: { $0.callbackQueue != nil })?.callbackQueue ?? configuration.callbackQueue
             return ServicePromise(failedWith: error, callbackQueue: queue)

@@ -13,7 +13,8 @@ struct CopyOnWriteBox<Wrapped> {
     }
 
     var value: Wrapped {
-        get { storage.value }
+        // Read in place: a copy of a large value would retain every one of its fields.
+        _read { yield storage.value }
         _modify {
             if !isKnownUniquelyReferenced(&storage) { storage = Storage(storage.value) }
             yield &storage.value
