@@ -25,15 +25,17 @@ extension PreparedRequest {
         }
         let request = urlRequest
         exchange.start { answer in
-            let sent: BackendRequest
+            var sent = backendRequest
             do {
-                sent = try backendRequest.adapted(for: backend).withCookies()
+                try sent.adapt(for: backend)
             } catch {
                 answer(.failure(ServiceError(error, request: request)))
                 return .uncancellable
             }
+            sent.addCookies()
+            let jar = sent.cookieJar
             return backend.send(sent) { result in
-                if case let .success(response) = result { response.keepCookies(for: sent) }
+                if case let .success(response) = result { response.keepCookies(in: jar) }
                 answer(result.mapError { ServiceError($0, request: request) })
             }
         }
@@ -92,13 +94,14 @@ extension PreparedRequest {
         // A middleware may set any timeout; backends (a legacy library's among them) get one they can use.
         let timeout = request.timeoutInterval
         if timeout.usableTimeout != timeout { sent.urlRequest.timeoutInterval = timeout.usableTimeout }
-        sent = try sent.adapted(for: backend).withCookies()
+        try sent.adapt(for: backend)
+        sent.addCookies()
         let attempt = Exchange(request: request)
         let backend = backend
         let outcome = await withTaskCancellationHandler {
             attempt.start { [sent] answer in
                 backend.send(sent) { result in
-                    if case let .success(response) = result { response.keepCookies(for: sent) }
+                    if case let .success(response) = result { response.keepCookies(in: sent.cookieJar) }
                     answer(result.mapError { ServiceError($0, request: request) })
                 }
             }
@@ -134,16 +137,14 @@ extension Exchange {
 }
 
 extension BackendRequest {
-    /// The request as `backend` can take it: a backend that does not stream gets the file body in memory
-    /// and no download file (SwiftyService writes the download after it answers).
-    func adapted(for backend: any NetworkBackend) throws -> BackendRequest {
-        guard !backend.supportsStreaming, bodySource != nil || downloadFile != nil else { return self }
-        var request = self
+    /// Makes the request one `backend` can take: a backend that does not stream gets the file body in
+    /// memory and no download file (SwiftyService writes the download after it answers).
+    mutating func adapt(for backend: any NetworkBackend) throws {
+        guard bodySource != nil || downloadFile != nil, !backend.supportsStreaming else { return }
         if let file = bodySource {
-            request.urlRequest.httpBody = try Data(contentsOf: file.url)
-            request.bodySource = nil
+            urlRequest.httpBody = try Data(contentsOf: file.url)
+            bodySource = nil
         }
-        request.downloadFile = nil
-        return request
+        downloadFile = nil
     }
 }

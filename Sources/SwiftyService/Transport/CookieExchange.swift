@@ -8,21 +8,17 @@ import FoundationNetworking
 /// backend, because no backend handles cookies itself: the pipeline does it for each attempt, and
 /// ``RedirectPolicy/step(after:sent:proposed:for:redirects:)`` for each redirect a backend follows.
 extension BackendRequest {
-    /// The request with the jar's cookies for its URL in its `Cookie` header, after the one the request has
-    /// (its values win on a name clash); unchanged without a jar.
-    func withCookies() -> BackendRequest {
-        guard let jar = cookieJar, let url = urlRequest.url else { return self }
-        var request = self
-        request.explicitCookies = urlRequest.value(forHTTPHeaderField: "Cookie")
-        request.urlRequest.setValue(
-            jar.cookieHeader(for: url, merging: request.explicitCookies), forHTTPHeaderField: "Cookie")
-        return request
+    /// Puts the jar's cookies for the request's URL in its `Cookie` header, after the one the request has
+    /// (its values win on a name clash); nothing without a jar.
+    mutating func addCookies() {
+        guard let jar = cookieJar, let url = urlRequest.url else { return }
+        explicitCookies = urlRequest.value(forHTTPHeaderField: "Cookie")
+        urlRequest.setValue(jar.cookieHeader(for: url, merging: explicitCookies), forHTTPHeaderField: "Cookie")
     }
 
     /// Keeps in the jar what a response from `url` sets.
     func keepCookies(_ setCookie: String?, from url: URL?) {
-        guard let jar = cookieJar, let setCookie, let url else { return }
-        jar.store(setCookieHeaders: CookieJar.splitCombinedSetCookie(setCookie), from: url)
+        cookieJar?.keep(setCookie, from: url)
     }
 
     /// The `Cookie` header of a redirect's next hop: the request's own cookies while it stays on the origin
@@ -34,10 +30,17 @@ extension BackendRequest {
     }
 }
 
+extension CookieJar {
+    /// Keeps what a response from `url` sets in its (possibly several, comma-joined) `Set-Cookie` lines.
+    func keep(_ setCookie: String?, from url: URL?) {
+        guard let setCookie, let url else { return }
+        store(setCookieHeaders: CookieJar.splitCombinedSetCookie(setCookie), from: url)
+    }
+}
+
 extension Response {
-    /// Keeps in the request's jar what this response sets.
-    func keepCookies(for request: BackendRequest) {
-        guard request.cookieJar != nil else { return }
-        request.keepCookies(header("Set-Cookie"), from: response.url ?? self.request.url)
+    /// Keeps in `jar`, when there is one, what this response sets.
+    func keepCookies(in jar: CookieJar?) {
+        jar?.keep(header("Set-Cookie"), from: response.url ?? request.url)
     }
 }
