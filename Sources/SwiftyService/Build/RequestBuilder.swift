@@ -35,9 +35,10 @@ struct RequestDraft {
     }
 }
 
-/// A built request and everything needed to send it: the realm's decisions, frozen at build time.
-struct PreparedRequest: Sendable {
-    var backendRequest: BackendRequest
+/// A built request and everything needed to send it: the realm's decisions, frozen at build time. A class:
+/// the pipeline's closures and the exchange hold it by one reference rather than by copies of every field.
+final class PreparedRequest: Sendable {
+    let backendRequest: BackendRequest
     let backend: any NetworkBackend
     let callbackQueue: DispatchQueue?
     let validStatusCodes: StatusCodes
@@ -50,14 +51,29 @@ struct PreparedRequest: Sendable {
     let download: DownloadDestination?
 
     var urlRequest: URLRequest { backendRequest.urlRequest }
+
+    init(
+        backendRequest: BackendRequest, backend: any NetworkBackend, callbackQueue: DispatchQueue?,
+        validStatusCodes: StatusCodes, middleware: [any Middleware], errorBody: ErrorBody?,
+        resourceTimeout: TimeInterval?, download: DownloadDestination?
+    ) {
+        self.backendRequest = backendRequest
+        self.backend = backend
+        self.callbackQueue = callbackQueue
+        self.validStatusCodes = validStatusCodes
+        self.middleware = middleware
+        self.errorBody = errorBody
+        self.resourceTimeout = resourceTimeout
+        self.download = download
+    }
 }
 
 /// Turns a draft and its settings (realm, endpoint, one-off overrides) into a request, without I/O: resolve
 /// the method → write the URL → write the body → check what would be sent → assemble.
 enum RequestBuilder {
-    static func prepare(_ draft: RequestDraft, realm: RealmConfiguration, overrides: [Settings]) throws(ServiceError)
-        -> PreparedRequest
-    {
+    static func prepare(
+        _ draft: RequestDraft, realm: RealmConfiguration, overrides: [Settings], progress: ProgressThrottle? = nil
+    ) throws(ServiceError) -> PreparedRequest {
         let settings = SettingsStack(realm: realm, endpoint: draft.layer, overrides: overrides)
         let (method, crudMethods) = resolve(draft.verb, in: settings.crudMap)
         var target = URLTarget(draft, base: settings.top { $0.base }, method: method)
@@ -82,7 +98,7 @@ enum RequestBuilder {
         request.cachePolicy = settings.cachePolicy(for: crudMethods)
         if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
         request.httpBody = body.data
-        return assemble(request, draft, settings, body.file, timeouts.resource)
+        return assemble(request, draft, settings, body.file, timeouts.resource, progress)
     }
 
     /// The HTTP method, and the CRUD methods whose per-CRUD settings apply to it.
@@ -97,7 +113,7 @@ enum RequestBuilder {
 
     private static func assemble(
         _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack, _ bodyFile: BodyFile?,
-        _ resourceTimeout: TimeInterval?
+        _ resourceTimeout: TimeInterval?, _ progress: ProgressThrottle?
     ) -> PreparedRequest {
         var backendRequest = BackendRequest(
             urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
@@ -106,6 +122,7 @@ enum RequestBuilder {
         backendRequest.downloadFile = draft.download?.stagingFile()
         backendRequest.maxResponseSize = settings.top { $0.maxResponseSize }
         backendRequest.cookieJar = settings.top { $0.cookieJar }
+        backendRequest.progress = progress
         return PreparedRequest(
             backendRequest: backendRequest,
             backend: settings.top { $0.backend } ?? URLSessionBackend.shared,

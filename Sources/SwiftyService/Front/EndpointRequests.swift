@@ -115,9 +115,9 @@ extension SwiftyServiceProtocol {
         draft.layer.errorBody = errorBody
         let codes = validStatusCodes
         if !codes.isInherited { draft.layer.validStatusCodes = codes }
-        var prepared = try RequestBuilder.prepare(draft, realm: snapshot, overrides: oneOff?.oneOffLayers ?? [])
-        if let progress { prepared.backendRequest.progress = ProgressThrottle(handler: progress) }
-        return prepared
+        return try RequestBuilder.prepare(
+            draft, realm: snapshot, overrides: oneOff?.oneOffLayers ?? [],
+            progress: progress.map { ProgressThrottle(handler: $0) })
     }
 }
 

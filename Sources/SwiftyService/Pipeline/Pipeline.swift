@@ -69,7 +69,7 @@ extension PreparedRequest {
     /// The chain from middleware `index` on; past the last one, one attempt at the backend.
     private func link(_ index: Int, context: RequestContext) -> MiddlewareNext {
         guard index < middleware.count else {
-            return MiddlewareNext { request in try await attempt(request, context: context) }
+            return MiddlewareNext { request in try await self.attempt(request, context: context) }
         }
         let current = middleware[index]
         let next = link(index + 1, context: context)
