@@ -157,7 +157,7 @@ public struct RealmConfiguration: Sendable {
 }
 
 /// A base URL split once, when it is set, into what paths are appended to and the query they keep.
-struct BaseURL: Sendable {
+final class BaseURL: Sendable {
     let url: URL
     /// Everything before the query and fragment, as given: what a request with no path goes to.
     let exact: String
