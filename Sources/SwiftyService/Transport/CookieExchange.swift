@@ -16,11 +16,6 @@ extension BackendRequest {
         urlRequest.setValue(jar.cookieHeader(for: url, merging: explicitCookies), forHTTPHeaderField: "Cookie")
     }
 
-    /// Keeps in the jar what a response from `url` sets.
-    func keepCookies(_ setCookie: String?, from url: URL?) {
-        cookieJar?.keep(setCookie, from: url)
-    }
-
     /// The `Cookie` header of a redirect's next hop: the request's own cookies while it stays on the origin
     /// (a hop away from it drops them as secrets), and the jar's for the new URL.
     func cookieHeader(forHopTo next: URLRequest, from previous: URL?) -> String? {

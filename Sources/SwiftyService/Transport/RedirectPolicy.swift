@@ -100,7 +100,7 @@ extension RedirectPolicy {
         after response: HTTPURLResponse, sent: URLRequest, proposed: URLRequest, for request: BackendRequest,
         redirects: Int
     ) -> Step {
-        request.keepCookies(response.value(forHTTPHeaderField: "Set-Cookie"), from: response.url ?? sent.url)
+        request.cookieJar?.keep(response.value(forHTTPHeaderField: "Set-Cookie"), from: response.url ?? sent.url)
         let step = step(
             after: response, sent: sent, proposed: proposed, secrets: request.redaction, redirects: redirects)
         guard case var .follow(next) = step, request.cookieJar != nil else { return step }
