@@ -10,10 +10,12 @@ let package = Package(
         .library(name: "SwiftyServiceCurl", targets: ["SwiftyServiceCurl"]),
     ],
     targets: [
-        .target(name: "SwiftyService"),
+        // CCurlShim: typed entry points to libcurl, which CurlBackend loads at run time (no headers needed).
+        .target(name: "SwiftyService", dependencies: ["CCurlShim"]),
         .target(name: "SwiftyServiceTesting", dependencies: ["SwiftyService"]),
         .target(name: "CCurlShim"),
-        .target(name: "SwiftyServiceCurl", dependencies: ["SwiftyService", "CCurlShim"]),
+        // CurlBackend moved into SwiftyService; this product re-exports it for code that imports it by this name.
+        .target(name: "SwiftyServiceCurl", dependencies: ["SwiftyService"]),
         .executableTarget(
             name: "JSONPlaceholder",
             dependencies: ["SwiftyService", "SwiftyServiceTesting"],

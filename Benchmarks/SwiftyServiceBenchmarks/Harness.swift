@@ -8,6 +8,10 @@ struct Outcome {
         case bytesPerRequest = "bytes/request"
         case megabytes = "MB"
         case ratio = "x"
+        case megabytesPerSecond = "MB/s"
+        case eventsPerSecond = "events/s"
+        case microsecondsPerRequest = "µs/req"
+        case connections
     }
 
     let scenario: String
@@ -45,7 +49,7 @@ struct Outcome {
         }
         let goalText = goal.map { (higherIsBetter ? "≥ " : "≤ ") + String(format: "%g", $0) } ?? "—"
         let verdict = meets.map { $0 ? "meets" : "MISSES" } ?? "report"
-        return scenario.padding(toLength: 22, withPad: " ", startingAt: 0) + cell(ours, 12)
+        return scenario.padding(toLength: 36, withPad: " ", startingAt: 0) + cell(ours, 12)
             + cell(baseline, 12)
             + unit.rawValue.padding(toLength: 14, withPad: " ", startingAt: 0) + cell(ratio, 8)
             + goalText.padding(toLength: 8, withPad: " ", startingAt: 0) + verdict
@@ -53,7 +57,7 @@ struct Outcome {
     }
 
     static let tableHeader =
-        "scenario".padding(toLength: 22, withPad: " ", startingAt: 0)
+        "scenario".padding(toLength: 36, withPad: " ", startingAt: 0)
         + "ours".padding(toLength: 12, withPad: " ", startingAt: 0)
         + "baseline".padding(toLength: 12, withPad: " ", startingAt: 0)
         + "unit".padding(toLength: 14, withPad: " ", startingAt: 0)

@@ -8,30 +8,45 @@ import FoundationNetworking
 /// The endpoints the benchmarks send: the same content as the hand-written baselines.
 enum BenchAPI: SwiftyServiceProtocol {
     case search(query: String, page: Int, verbose: Bool)
+    case searchEncodable(BenchSearch)
     case create(name: String, age: Int, admin: Bool)
 
     var realm: ServiceRealm { .get("bench") }
     var path: String {
         switch self {
-        case .search: "user/info"
+        case .search, .searchEncodable: "user/info"
         case .create: "user/create"
         }
     }
     var method: HTTPMethod {
         switch self {
-        case .search: .get
+        case .search, .searchEncodable: .get
         case .create: .post
         }
     }
     var parameters: [String: Any]? {
         switch self {
         case let .search(query, page, verbose): ["q": query, "page": page, "verbose": verbose]
+        case let .searchEncodable(search): .encoding(search)
         case let .create(name, age, admin): ["name": name, "age": age, "admin": admin]
         }
     }
     var sampleData: Data { BenchAPI.sample }
 
     static let sample = Data(#"{"id": 42, "name": "Ann"}"#.utf8)
+}
+
+/// `BenchAPI.search`'s parameters as an `Encodable` value.
+struct BenchSearch: Encodable, Sendable {
+    let q: String
+    let page: Int
+    let verbose: Bool
+}
+
+/// What `BenchAPI.sample` decodes to.
+struct BenchUser: Decodable, Sendable {
+    let id: Int
+    let name: String
 }
 
 let benchBase = URL(string: "https://api.example.com/v1")!
@@ -71,6 +86,11 @@ struct Settings {
     var iterations: Int { quick ? 2_000 : 20_000 }
     var liveRequests: Int { quick ? 200 : 2_000 }
     var liveRuns: Int { quick ? 2 : 8 }
+    /// The live scenarios that run each client in a process of its own: rounds, and each run's warm-up and
+    /// measured window in seconds.
+    var liveRounds: Int { quick ? 2 : 7 }
+    var liveWarmUp: Double { quick ? 0.2 : 0.5 }
+    var liveWindow: Double { quick ? 0.5 : 2 }
     var retainedRequests: Int { quick ? 20_000 : 100_000 }
 }
 
@@ -83,6 +103,18 @@ func buildGet(_ settings: Settings) -> Outcome {
     return Outcome(
         scenario: "build.get", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
         goal: 0.6, higherIsBetter: false)
+}
+
+func buildGetEncodable(_ settings: Settings) -> Outcome {
+    let encodable = BenchAPI.searchEncodable(BenchSearch(q: "swift service+linux", page: 2, verbose: true))
+    let dictionary = BenchAPI.search(query: "swift service+linux", page: 2, verbose: true)
+    let (ours, baseline) = interleaved(
+        runs: settings.runs, iterations: settings.iterations,
+        ours: { blackHole(try! encodable.urlRequest()) },
+        baseline: { blackHole(try! dictionary.urlRequest()) })
+    return Outcome(
+        scenario: "build.get.encodable", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
+        goal: 1.5, higherIsBetter: false, note: "baseline: the same endpoint with [String: Any] parameters")
 }
 
 func buildPost(_ settings: Settings) -> Outcome {
@@ -124,6 +156,19 @@ func dispatchStubAsync(_ settings: Settings) async -> Outcome {
     return Outcome(
         scenario: "dispatch.stub.async", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
         goal: 1.3, higherIsBetter: false)
+}
+
+func dispatchStubTyped(_ settings: Settings) async -> Outcome {
+    let search = BenchAPI.search(query: "swift service+linux", page: 2, verbose: true)
+    let typed = search.returning(BenchUser.self)
+    let decoder = JSONDecoder()
+    let (ours, baseline) = await interleavedAsync(
+        runs: settings.runs, iterations: settings.iterations,
+        ours: { blackHole(try! await typed.request()) },
+        baseline: { blackHole(try! decoder.decode(BenchUser.self, from: try! await search.request().data)) })
+    return Outcome(
+        scenario: "dispatch.stub.typed", ours: ours, baseline: baseline, unit: .nanosecondsPerOperation,
+        goal: 1.05, higherIsBetter: false, note: "baseline: request() and JSONDecoder by hand")
 }
 
 func dispatchConcurrent(_ settings: Settings) async -> Outcome {

@@ -1,6 +1,5 @@
 import Foundation
 import SwiftyService
-import SwiftyServiceCurl
 
 // Benchmarks: each scenario runs its hand-written Foundation baseline in the same process, interleaved,
 // over several runs, and reports medians. A table goes to stderr, one JSON object per scenario to stdout.
@@ -9,12 +8,26 @@ import SwiftyServiceCurl
 //   scripts/bench --quick    (few iterations: checks that it runs, not that goals are met)
 
 let arguments = CommandLine.arguments.dropFirst()
+// A live client's own process (LiveRounds.swift): it measures that one client and prints its figures.
+if arguments.contains("--live-client") { exit(await liveClientMain(arguments)) }
 let quick = arguments.contains("--quick")
 let liveURL = arguments.firstIndex(of: "--url").flatMap {
     arguments.index(after: $0) < arguments.endIndex
         ? URL(string: arguments[arguments.index(after: $0)]) : nil
 }
 let only = arguments.firstIndex(of: "--only").map { arguments[arguments.index(after: $0)] }
+/// `--tls-url URL --tls-ca FILE --tls-pin BASE64 [--tls-log FILE]`: the HTTPS server scripts/bench starts.
+func argument(_ name: String) -> String? {
+    arguments.firstIndex(of: name).flatMap {
+        arguments.index(after: $0) < arguments.endIndex ? arguments[arguments.index(after: $0)] : nil
+    }
+}
+let tlsTarget: TLSTarget? = argument("--tls-url").flatMap(URL.init(string:)).flatMap { url in
+    guard let ca = argument("--tls-ca"), let pin = argument("--tls-pin") else { return nil }
+    return TLSTarget(
+        url: url, caFile: URL(fileURLWithPath: ca), pin: pin,
+        log: argument("--tls-log").map { URL(fileURLWithPath: $0) })
+}
 let settings = Settings(quick: quick, liveURL: liveURL)
 
 ServiceRealm.get("bench").setBaseURL(benchBase).addHeaders(benchHeaders).use(StubBackend())
@@ -24,34 +37,36 @@ func report(_ outcome: Outcome) {
     FileHandle.standardOutput.write(Data((outcome.jsonLine + "\n").utf8))
 }
 
-func wanted(_ scenario: String) -> Bool { only.map { scenario.hasPrefix($0) } ?? true }
+/// `--only dispatch.stub` runs that scenario; `--only dispatch.` (ending in a dot) every scenario under it.
+func wanted(_ scenario: String) -> Bool {
+    guard let only else { return true }
+    return only.hasSuffix(".") ? scenario.hasPrefix(only) : scenario == only
+}
 
 FileHandle.standardError.write(Data((Outcome.tableHeader + "\n").utf8))
 if wanted("build.get") { report(buildGet(settings)) }
+if wanted("build.get.encodable") { report(buildGetEncodable(settings)) }
 if wanted("build.post") { report(buildPost(settings)) }
 if wanted("dispatch.stub.async") { report(await dispatchStubAsync(settings)) }
-if wanted("dispatch.stub") && !(only?.hasPrefix("dispatch.stub.") ?? false) { report(dispatchStub(settings)) }
+if wanted("dispatch.stub") { report(dispatchStub(settings)) }
+if wanted("dispatch.stub.typed") { report(await dispatchStubTyped(settings)) }
 if wanted("dispatch.concurrent") { report(await dispatchConcurrent(settings)) }
+if wanted("cache.hit") { report(await cacheHit(settings)) }
+if wanted("cache.disk.hit") { report(await cacheDiskHit(settings)) }
 if let liveURL {
-    if wanted("live.sequential") {
-        report(try await live(settings, base: liveURL, inFlight: 1, scenario: "live.sequential"))
+    for inFlight in [1, 8] {
+        for outcome in try liveScenarios(settings, base: liveURL, inFlight: inFlight, wanted: wanted) { report(outcome) }
     }
-    if wanted("live.curl.sequential") {
-        report(
-            try await live(
-                settings, base: liveURL, inFlight: 1, scenario: "live.curl.sequential",
-                backend: try CurlBackend(),
-                goal: 8))
+    if wanted("live.curl.metrics") {
+        report(try await liveCurlMetrics(settings, base: liveURL))
     }
-    if wanted("live.curl.concurrent8") {
-        report(
-            try await live(
-                settings, base: liveURL, inFlight: 8, scenario: "live.curl.concurrent8",
-                backend: try CurlBackend(),
-                goal: 12))
-    }
-    if wanted("live.concurrent8") {
-        report(try await live(settings, base: liveURL, inFlight: 8, scenario: "live.concurrent8"))
+    if wanted("live.curl.tls") {
+        if let tlsTarget {
+            report(try await liveCurlTLS(settings, target: tlsTarget))
+        } else {
+            FileHandle.standardError.write(
+                Data("live.curl.tls: skipped, no --tls-url given (nginx only)\n".utf8))
+        }
     }
 } else {
     FileHandle.standardError.write(
@@ -59,3 +74,8 @@ if let liveURL {
 }
 if wanted("memory.retained") { report(memoryRetained(settings)) }
 if let liveURL, wanted("transfer.memory") { report(try await transferMemory(settings, base: liveURL)) }
+if let liveURL {
+    if wanted("stream.throughput") { report(try await streamThroughput(settings, base: liveURL)) }
+    if wanted("stream.memory") { report(try await streamMemory(settings, base: liveURL)) }
+    if wanted("stream.sse") { report(try await streamSSE(settings, base: liveURL)) }
+}

@@ -45,6 +45,12 @@ enum PostService: SwiftyServiceProtocol {
     }
 }
 
+extension PostService {
+    static func all(userID: Int) -> TypedEndpoint<[Post]> { posts(userID: userID).returning([Post].self) }
+    static func one(id: Int) -> TypedEndpoint<Post> { post(id: id).returning(Post.self) }
+    static func publishing(_ draft: NewPost) -> TypedEndpoint<Post> { publish(draft).returning(Post.self) }
+}
+
 struct Post: Codable {
     let userId: Int
     let id: Int

@@ -43,6 +43,15 @@ enum UserService: SwiftyServiceProtocol {
     }
 }
 
+/// Typed views of the cases: what each answers with, named once here instead of at every call site.
+extension UserService {
+    static func profile(id: Int) -> TypedEndpoint<User> { user(id: id).returning(User.self) }
+    static func matching(name: String) -> TypedEndpoint<[User]> { search(name: name).returning([User].self) }
+    static func renaming(id: Int, to name: String) -> TypedEndpoint<User> {
+        rename(id: id, name: name).returning(User.self)
+    }
+}
+
 struct User: Decodable {
     let id: Int
     let name: String

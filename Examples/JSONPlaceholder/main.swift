@@ -48,6 +48,10 @@ ServiceRealm.get("comments").addHeader("X-Api-Key", withValue: "posts-key").decl
 ])
 .register(comments)
 
+// Every completed call's phases, printed as a table at the end (observers turn metrics on).
+let phases = PhaseTable()
+for module in ["users", "posts", "comments"] { ServiceRealm.get(module).addObserver(phases) }
+
 /// Offline answers: each endpoint's sample data, and for the comments resource a small in-memory API.
 let offline = StubBackend { request in
     guard let crud = request.crudMethod else { return .sampleData }
@@ -67,10 +71,15 @@ var backend: any NetworkBackend =
 if let record { backend = try RecordingBackend(recording: backend, to: record) }
 for key in ["users", "posts", "comments"] { ServiceRealm.get(key).use(backend) }
 
+/// What the realms declare secret (Authorization always; X-Api-Key by the posts and comments realms).
+let redaction = ["users", "posts", "comments"].map { ServiceRealm.get($0).configuration.redaction }
+    .reduce(Redaction.default) { $0.union($1) }
+
 func show(_ request: URLRequest) {
-    let headers = (request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }
-        .map { "\($0.key): \($0.key == "Authorization" ? "<redacted>" : $0.value)" }.joined(separator: ", ")
-    print("→ \(request.httpMethod ?? "?") \(request.url?.absoluteString ?? "?")  [\(headers)]")
+    let headers = redaction.redacting(headers: request.allHTTPHeaderFields ?? [:]).sorted { $0.key < $1.key }
+        .map { "\($0.key): \($0.value)" }.joined(separator: ", ")
+    let url = request.url.map { redaction.redacting($0).absoluteString } ?? "?"
+    print("→ \(request.httpMethod ?? "?") \(url)  [\(headers)]")
     if let body = request.httpBody, !body.isEmpty { print("  body \(String(decoding: body, as: UTF8.self))") }
 }
 
@@ -94,42 +103,51 @@ UserService.user(id: 1).request { result in
 }
 done.wait()
 
-// 2. async/await with a decoded model.
+// 2. async/await with typed endpoints: each returns its model, decoded after the status is checked.
 do {
-    show(try UserService.search(name: "Leanne Graham").urlRequest())
-    let users = try await UserService.search(name: "Leanne Graham").request(as: [User].self)
+    show(try UserService.matching(name: "Leanne Graham").urlRequest())
+    let users = try await UserService.matching(name: "Leanne Graham").request()
     print("✓ found \(users.map(\.username))\n")
 
-    show(try UserService.rename(id: 1, name: "Leanne").urlRequest())
-    let renamed = try await UserService.rename(id: 1, name: "Leanne").request(as: User.self)
+    show(try UserService.renaming(id: 1, to: "Leanne").urlRequest())
+    let renamed = try await UserService.renaming(id: 1, to: "Leanne").request()
     print("✓ renamed to \(renamed.name)\n")
 
-    show(try PostService.posts(userID: 1).urlRequest())
-    let posts = try await PostService.posts(userID: 1).request(as: [Post].self)
+    show(try PostService.all(userID: 1).urlRequest())
+    let posts = try await PostService.all(userID: 1).request()
     print("✓ \(posts.count) posts: \(posts.map(\.title))\n")
 
     let draft = NewPost(userId: 1, title: "Hello", body: "From SwiftyService")
-    show(try PostService.publish(draft).urlRequest())
-    let published = try await PostService.publish(draft).request(as: Post.self)
+    show(try PostService.publishing(draft).urlRequest())
+    let published = try await PostService.publishing(draft).request()
     print("✓ published post \(published.id)\n")
 
     // 3. A one-off override: this request only gets a shorter timeout and a trace header.
-    let traced = PostService.post(id: 1).override { configuration in
+    let traced = PostService.one(id: 1).override { configuration in
         configuration.setTimeout(2)
         configuration.addHeader("X-Trace-Id", withValue: "example-1")
     }
     show(try traced.urlRequest())
-    let post = try await traced.request(as: Post.self)
+    let post = try await traced.request()
     print("✓ post 1: \(post.title)\n")
+
+    // A typed callback: Result<User, ServiceError>.
+    UserService.profile(id: 1).request { result in
+        switch result {
+        case let .success(user): print("✓ typed callback: \(user.name) <\(user.email)>\n")
+        case let .failure(error): show(error)
+        }
+        done.signal()
+    }
+    done.wait()
 } catch let error as ServiceError {
     show(error)
 }
 
 // 4. The CRUD resource, iService style: promises with then, or await .value.
 do {
-    let response = try await comments.retrieve("1").value
-    show(response.request)
-    let comment = try response.decode(Comment.self)
+    show(try await comments.retrieve("1").value.request)
+    let comment = try await comments.retrieve("1").value(as: Comment.self)
     print("✓ comment 1 by \(comment.name)\n")
 
     let created = try await comments.create(Comment(postId: 1, name: "Swifty", body: "Nice post")).value
@@ -175,4 +193,23 @@ if live == nil && replay == nil {
     print(
         "✓ news with the network gone: \(offline.statusCode) from \(offline.source), \(try offline.mapString())"
     )
+}
+
+phases.print()
+
+// 6. Streaming (offline only): server-sent events read as they arrive, the loop left after the third one.
+if live == nil && replay == nil {
+    let feedServer = StubBackend().on(
+        .path("/api/posts/1/activity"),
+        answer: .streamed(activityPieces, every: 0.08, headers: ["Content-Type": "text/event-stream"]))
+    ServiceRealm.get("activity").setBaseURL(URL(string: "https://posts.example.com/api")!).use(feedServer)
+    let activity = try await ActivityFeed.live(postID: 1).stream()
+    print("✓ activity stream open: \(activity.response.statusCode) \(activity.response.header("Content-Type") ?? "")")
+    var seen = 0
+    for try await event in activity.serverSentEvents {
+        print("  \(event.event) #\(event.id): \(event.data.replacingOccurrences(of: "\n", with: " / "))")
+        seen += 1
+        if seen == 3 { break }  // leaving the loop stops the transfer
+    }
+    print("✓ read \(seen) events, \(activity.byteCount) bytes, then stopped\n")
 }

@@ -64,12 +64,30 @@ public struct Cassette: Codable, Sendable, Equatable {
         public var headers: [String: String]
         /// The body, if not empty.
         public var body: Body?
+        /// For a streamed response, how its body arrived: the chunks' sizes and times (the bytes are
+        /// `body`'s, redacted as a whole); `nil` for a response read whole.
+        public var chunks: [RecordedChunk]?
 
         /// A response as received.
-        public init(status: Int, headers: [String: String] = [:], body: Body? = nil) {
+        public init(status: Int, headers: [String: String] = [:], body: Body? = nil, chunks: [RecordedChunk]? = nil) {
             self.status = status
             self.headers = headers
             self.body = body
+            self.chunks = chunks
+        }
+    }
+
+    /// One chunk of a streamed body: how many bytes, and when, in seconds after the head.
+    public struct RecordedChunk: Codable, Sendable, Equatable {
+        /// Seconds after the head.
+        public var at: TimeInterval
+        /// Bytes.
+        public var size: Int
+
+        /// `size` bytes, `at` seconds after the head.
+        public init(at: TimeInterval, size: Int) {
+            self.at = at
+            self.size = size
         }
     }
 

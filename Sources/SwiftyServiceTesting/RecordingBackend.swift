@@ -17,8 +17,8 @@ import FoundationNetworking
 public final class RecordingBackend: NetworkBackend, @unchecked Sendable {
     /// The cassette file.
     public let file: URL
-    private let backend: any NetworkBackend
-    private let redaction: Redaction
+    let backend: any NetworkBackend
+    let redaction: Redaction
     private let lock = NSLock()
     private var recorded: Cassette
     private var failedWrite: (any Error)?
@@ -46,6 +46,9 @@ public final class RecordingBackend: NetworkBackend, @unchecked Sendable {
     public var writeError: (any Error)? {
         lock.withLock { failedWrite }
     }
+
+    /// The wrapped backend's: it is the one that connects. A TLS policy itself is never recorded.
+    public var supportedTLSFeatures: TLSFeatures { backend.supportedTLSFeatures }
 
     /// Sends through the wrapped backend and records the exchange before answering.
     public func send(

@@ -33,14 +33,17 @@ public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
     private let lock = NSLock()
     private var interactions: [Cassette.Interaction]
     private var replayed: [Int]
+    /// The factor on a recorded stream's intervals when it is replayed: 1 at the recorded pace, 0 at once.
+    public let timeScale: Double
 
     /// Replays `file`. In ``Mode/replayOnly`` the file must exist; when recording, a missing file starts empty.
     /// - Throws: ``CassetteError`` naming the file and what is wrong with it.
     public init(
         cassette file: URL, mode: Mode = .replayOnly, matchingBody: Bool = false,
-        redaction: Redaction = .default
+        redaction: Redaction = .default, timeScale: Double = 1
     ) throws {
         self.file = file
+        self.timeScale = timeScale.isFinite && timeScale > 0 ? timeScale : 0
         self.mode = mode
         self.matchingBody = matchingBody
         self.redaction = redaction
@@ -58,14 +61,27 @@ public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
         replayed = Array(repeating: 0, count: interactions.count)
     }
 
+    /// Every feature when only replaying (nothing goes over the network, so a realm's TLS policy has
+    /// nothing to refuse); when recording what is missing, the recording backend's.
+    public var supportedTLSFeatures: TLSFeatures { recorder?.supportedTLSFeatures ?? .all }
+
     /// Answers from the cassette, or per the mode when it holds no match.
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        let redaction = redaction.union(request.redaction)
-        let key = Key(request.urlRequest, redaction: redaction)
+        if let found = lookUp(request) {
+            completion(found.replay(for: request.urlRequest))
+            return .uncancellable
+        }
+        return sendMissing(request, completion: completion)
+    }
+
+    /// The recorded interaction that answers `request` (the first not replayed yet, else the last), marked
+    /// as replayed.
+    func lookUp(_ request: BackendRequest) -> Cassette.Interaction? {
+        let key = Key(request.urlRequest, redaction: redaction.union(request.redaction))
         let body = request.urlRequest.httpBody ?? Data()
-        let found: Cassette.Interaction? = lock.withLock {
+        return lock.withLock {
             let candidates = interactions.indices.filter { index in
                 Key(interactions[index].request) == key
                     && (!matchingBody || (interactions[index].request.body?.data ?? Data()) == body)
@@ -76,10 +92,14 @@ public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
             replayed[chosen] += 1
             return interactions[chosen]
         }
-        if let found {
-            completion(found.replay(for: request.urlRequest))
-            return .uncancellable
-        }
+    }
+
+    /// A request the cassette lacks: recorded through the backend, or failed, as the mode says.
+    func sendMissing(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        let redaction = redaction.union(request.redaction)
+        let key = Key(request.urlRequest, redaction: redaction)
         guard let recorder else {
             completion(.failure(unmatched(request.urlRequest, key: key)))
             return .uncancellable

@@ -55,3 +55,10 @@ let fileURL = URL(fileURLWithPath: "/tmp/doc-samples/original.jpg")
 let otherURL = URL(fileURLWithPath: "/tmp/doc-samples/other.jpg")
 let cachesURL = URL(fileURLWithPath: "/tmp/doc-samples/Caches")
 let cassetteURL = URL(fileURLWithPath: "/tmp/doc-samples/users.cassette.json")
+
+/// The app's metrics system, which the observability samples feed.
+struct MetricsExporter: Sendable {
+    func record(_ event: RequestEvent) {}
+}
+
+let metricsExporter = MetricsExporter()

@@ -15,16 +15,16 @@ import FoundationNetworking
     let stub = StubBackend { _ in .json(#"{"id": 1, "name": "Leanne Graham"}"#) }
     ServiceRealm.get("jsonplaceholder").use(stub)
 
-    try await ReadmeSamples.sample19()
+    try await ReadmeSamples.sample26()
     try await MigratingFromIServiceSamples.sample1()
 
-    // Two calls are not awaited (their results go to `then`): wait until they reach the stub too.
+    // Three calls are not awaited (their results go to `then`): wait until they reach the stub too.
     let deadline = Date().addingTimeInterval(15)
-    while stub.received.count < 6, Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+    while stub.received.count < 7, Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
     let sent = stub.received.map(\.urlRequest)
     let users = "https://jsonplaceholder.typicode.com/users"
     let lines = sent.map { "\($0.httpMethod ?? "?") \($0.url?.absoluteString ?? "?")" }
-    #expect(lines.sorted() == Array(repeating: "GET \(users)/1", count: 5) + ["POST \(users)"])
+    #expect(lines.sorted() == Array(repeating: "GET \(users)/1", count: 6) + ["POST \(users)"])
 
     // `create(user)` sends, as JSON, the user that `value(as: User.self)` decoded.
     let create = try #require(sent.first { $0.httpMethod == "POST" })
@@ -34,4 +34,28 @@ import FoundationNetworking
     // The retrieves, the one after the override included, carry no Content-Type.
     let retrieves = sent.filter { $0.httpMethod == "GET" }
     #expect(retrieves.allSatisfy { $0.value(forHTTPHeaderField: "Content-Type") == nil })
+}
+
+/// The README's "Streaming" samples, on stubs that stream what the servers would: they run to the end.
+@Test func theStreamingSamplesRunOnAStub() async throws {
+    let tokens = ["Tux", " waddles", " on", "[DONE]", "never read"].map { Data("data: \($0)\n\n".utf8) }
+    let assistant = StubBackend().on(.path("/v1/complete", method: .post), answer: .streamed(tokens, every: 0.01))
+    ServiceRealm.get("assistant").setBaseURL(URL(string: "https://assistant.test")!).use(assistant)
+    try await ReadmeSamples.sample13()
+    #expect(assistant.received.count == 1)
+
+    let lines = (1...3).map { Data(#"{"id": \#($0), "kind": "update"}"#.utf8 + [10]) }
+    let feed = StubBackend().on(.path("/changes"), answer: .streamed(lines))
+    ServiceRealm.get("feed").setBaseURL(URL(string: "https://feed.test")!).use(feed)
+    try await ReadmeSamples.sample14()
+    #expect(feed.received.first?.urlRequest.url?.query == "since=0")
+
+    // The callback form and a Service's stream.
+    let exports = StubBackend().on(.path("/v1/exports"), answer: .streamed(lines))
+    ServiceRealm.get("exports").use(exports)
+    try await ReadmeSamples.sample15()
+    #expect(exports.received.first?.urlRequest.url?.query == "format=jsonl")
+    let deadline = Date().addingTimeInterval(10)
+    while feed.received.count < 2, Date() < deadline { try await Task.sleep(nanoseconds: 2_000_000) }
+    #expect(feed.received.count == 2, "the callback form sent its request")
 }

@@ -11,7 +11,7 @@ import FoundationNetworking
 #endif
 
 enum GettingStartedSamples {
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 29)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 33)
     enum UserService: SwiftyServiceProtocol {
         case info(uid: Int64)
         case follow(uid: Int64)
@@ -38,18 +38,45 @@ enum GettingStartedSamples {
     }
     #sourceLocation()
 
-    /// Sources/SwiftyService/SwiftyService.docc/GettingStarted.md, swift block 4.
-    static func sample4() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 61)
-        UserService.info(uid: 42).request { result in          // exactly once
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 90)
+    struct Page: Encodable, Sendable {
+        var number = 1
+        var tags: [String] = []
+    }
+    #sourceLocation()
+
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 95)
+    enum Feed: SwiftyServiceProtocol {
+        case latest(Page)
+        var path: String { "feed" }
+        var method: HTTPMethod { .get }
+        var parameters: [String: Any]? {
+            switch self {
+            case let .latest(page): .encoding(page)          // ?number=1&tags%5B%5D=swift
+            }
+        }
+    }
+    #sourceLocation()
+
+    /// Sources/SwiftyService/SwiftyService.docc/GettingStarted.md, swift block 6.
+    static func sample6() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 110)
+        let user = try await UserService.user(uid: 42).request()               // User
+        print(user.name)
+        UserService.user(uid: 42).request { result in                          // Result<User, ServiceError>, exactly once
             print(result)
         }
-        let response = try await UserService.info(uid: 42).request()
-        let user = try await UserService.info(uid: 42).request(as: User.self)
+        let response = try await UserService.info(uid: 42).request()          // the raw Response
         let urlRequest = try UserService.info(uid: 42).urlRequest()
         #sourceLocation()
         _ = response
-        _ = user
         _ = urlRequest
     }
 }
+
+#sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 70)
+extension GettingStartedSamples.UserService {
+    static func user(uid: Int64) -> TypedEndpoint<User> { info(uid: uid).returning(User.self) }
+    static func followed(uid: Int64) -> TypedEndpoint<NoContent> { follow(uid: uid).returning(NoContent.self) }
+}
+#sourceLocation()

@@ -2,8 +2,11 @@
 // swift-format-ignore-file
 
 import Foundation
+import Foundation
+import SwiftyService
 import LegacyNetworking
 import SwiftyService
+import SwiftyServiceCurl
 import SwiftyServiceTesting
 import Testing
 
@@ -12,9 +15,71 @@ import FoundationNetworking
 #endif
 
 enum ReadmeSamples {
-    /// README.md, swift block 2.
-    static func sample2() async throws {
-        #sourceLocation(file: "README.md", line: 42)
+    #sourceLocation(file: "README.md", line: 70)
+    /// What httpbin's /get answers: the query it received and the URL it was called at.
+    struct Echo: Decodable, Sendable {
+        let args: [String: String]
+        let url: String
+    }
+    #sourceLocation()
+
+    #sourceLocation(file: "README.md", line: 76)
+    /// httpbin's endpoints: one enum per module, one case per endpoint.
+    enum HTTPBin: SwiftyServiceProtocol {
+        case get(name: String)
+        case status(Int)
+
+        var realm: ServiceRealm { .get("httpbin") }
+        var path: String {
+            switch self {
+            case .get: "get"
+            case let .status(code): "status/\(code)"
+            }
+        }
+        var method: HTTPMethod { .get }
+        var parameters: [String: Any]? {
+            switch self {
+            case let .get(name): ["name": name]
+            case .status: nil
+            }
+        }
+
+        /// `/get`, answering with an `Echo`: call sites never name the type.
+        static func echo(name: String) -> TypedEndpoint<Echo> { get(name: name).returning(Echo.self) }
+    }
+    #sourceLocation()
+
+    /// README.md, swift block 3.
+    static func sample3() async throws {
+        #sourceLocation(file: "README.md", line: 100)
+        // The realm holds what every request of the module shares: base URL, headers, timeout, backend.
+        let server = ProcessInfo.processInfo.environment["HTTPBIN_URL"] ?? "https://httpbin.org"
+        ServiceRealm.get("httpbin").setBaseURL(URL(string: server)!).setTimeout(10)
+
+        do {
+            let echo = try await HTTPBin.echo(name: "Ann").request()     // an Echo, decoded after the status is checked
+            print("httpbin saw name=\(echo.args["name"] ?? "?") at \(echo.url)")
+            try await HTTPBin.status(404).returning(NoContent.self).request()
+        } catch {
+            print("failed: \(error)")        // GET http://…/status/404: unacceptable status 404 (Not Found, 0 bytes)
+        }
+
+        // The callback form runs exactly once, on another thread: wait for it, or the program ends first.
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            HTTPBin.echo(name: "Bob").request { result in              // Result<Echo, ServiceError>
+                switch result {
+                case let .success(echo): print("callback: name=\(echo.args["name"] ?? "?")")
+                case let .failure(error): print("callback failed: \(error)")
+                }
+                done.resume()
+            }
+        }
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 4.
+    static func sample4() async throws {
+        #sourceLocation(file: "README.md", line: 141)
         ServiceRealm.get("users")                       // created on first use; same instance for the same key
             .setBaseURL(URL(string: "https://api.example.com/v1")!)
             .addHeaders(["Authorization": "Token sagsrbiusd90322sdf4f3gd4",
@@ -27,7 +92,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 56)
+    #sourceLocation(file: "README.md", line: 155)
     enum UserService: SwiftyServiceProtocol {
         case info(uid: Int64)
         case follow(uid: Int64)
@@ -56,25 +121,64 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 4.
-    static func sample4() async throws {
-        #sourceLocation(file: "README.md", line: 87)
-        UserService.info(uid: 42).request { result in            // Result<Response, ServiceError>, exactly once
-            switch result {
-            case let .success(response): print(response.statusCode, (try? response.mapString()) ?? "")
-            case let .failure(error): print(error)           // "GET https://api.example.com/v1/user/info?uid=42: timed out after 60 s"
-            }
+    /// README.md, swift block 6.
+    static func sample6() async throws {
+        #sourceLocation(file: "README.md", line: 195)
+        let user = try await UserService.user(uid: 42).request()               // User
+        print(user.name)
+        UserService.user(uid: 42).request { result in                          // Result<User, ServiceError>, exactly once
+            if case let .success(user) = result { print(user.name) }
         }
-        let response = try await UserService.info(uid: 42).request()          // Response
-        let user = try await UserService.info(uid: 42).request(as: User.self) // status validated, then JSON-decoded
+        try await UserService.followed(uid: 42).request()                      // 204: nothing to decode
+        let response = try await UserService.info(uid: 42).request()          // the raw Response, always at hand
         let urlRequest = try UserService.info(uid: 42).urlRequest()           // what would be sent
         #sourceLocation()
         _ = response
-        _ = user
         _ = urlRequest
     }
 
-    #sourceLocation(file: "README.md", line: 126)
+    #sourceLocation(file: "README.md", line: 246)
+    struct SearchFilter: Encodable, Sendable {
+        var text: String
+        var tags: [String] = []
+        var since: Date? = nil                        // nil: left out
+    }
+    #sourceLocation()
+
+    #sourceLocation(file: "README.md", line: 252)
+    enum Search: SwiftyServiceProtocol {
+        case find(SearchFilter)
+        case report(page: Int, SearchFilter)
+
+        var path: String { "search" }
+        var method: HTTPMethod {
+            switch self {
+            case .find: .get
+            case .report: .post
+            }
+        }
+        var parameters: [String: Any]? {
+            switch self {
+            case let .find(filter): .encoding(filter)             // ?tags%5B%5D=a&text=swift
+            case let .report(page, _): ["page": page]              // to the query, next to the form body
+            }
+        }
+        var body: RequestBody? {
+            guard case let .report(_, filter) = self else { return nil }
+            return .form(filter, encoder: URLEncodedFormEncoder(arrays: .indexed))
+        }
+    }
+    #sourceLocation()
+
+    /// README.md, swift block 7.
+    static func sample7() async throws {
+        #sourceLocation(file: "README.md", line: 275)
+        let text = try URLEncodedFormEncoder().encode(SearchFilter(text: "swift", tags: ["a"]))   // "tags%5B%5D=a&text=swift"
+        #sourceLocation()
+        _ = text
+    }
+
+    #sourceLocation(file: "README.md", line: 293)
     enum Profiles: SwiftyServiceProtocol {
         case posts(user: String)
         var path: String {
@@ -86,9 +190,9 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 6.
-    static func sample6() async throws {
-        #sourceLocation(file: "README.md", line: 140)
+    /// README.md, swift block 9.
+    static func sample9() async throws {
+        #sourceLocation(file: "README.md", line: 307)
         let post = try await PostService.post(id: 1)
             .override { configuration in
                 configuration.setTimeout(2)
@@ -99,7 +203,7 @@ enum ReadmeSamples {
         _ = post
     }
 
-    #sourceLocation(file: "README.md", line: 161)
+    #sourceLocation(file: "README.md", line: 328)
     enum FeedService: SwiftyServiceProtocol {
         typealias SwiftyServiceCallBackType = @Sendable (Data?, NSError?) -> Void
         case latest
@@ -115,21 +219,21 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 7.
-    static func sample7() async throws {
-        #sourceLocation(file: "README.md", line: 174)
+    /// README.md, swift block 10.
+    static func sample10() async throws {
+        #sourceLocation(file: "README.md", line: 341)
         FeedService.latest.request { data, error in /* the old code, unchanged */ }
         #sourceLocation()
     }
 
-    /// README.md, swift block 8.
-    static func sample8() async throws {
-        #sourceLocation(file: "README.md", line: 219)
+    /// README.md, swift block 11.
+    static func sample11() async throws {
+        #sourceLocation(file: "README.md", line: 386)
         realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 235)
+    #sourceLocation(file: "README.md", line: 402)
     enum PhotoService: SwiftyServiceProtocol {
         case upload(photo: URL, caption: String)
         case original(id: Int, to: URL)
@@ -161,9 +265,9 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 9.
-    static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 265)
+    /// README.md, swift block 12.
+    static func sample12() async throws {
+        #sourceLocation(file: "README.md", line: 432)
         let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
             print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
         }
@@ -178,7 +282,85 @@ enum ReadmeSamples {
         _ = response
     }
 
-    #sourceLocation(file: "README.md", line: 305)
+    #sourceLocation(file: "README.md", line: 473)
+    enum Assistant: SwiftyServiceProtocol {
+        case complete(prompt: String)
+
+        var realm: ServiceRealm { .get("assistant") }
+        var path: String { "v1/complete" }
+        var method: HTTPMethod { .post }
+        var parameters: [String: Any]? {
+            guard case let .complete(prompt) = self else { return nil }
+            return ["prompt": prompt, "stream": true]
+        }
+        var headers: HTTPHeaderDictionary? { ["Accept": "text/event-stream"] }
+    }
+    #sourceLocation()
+
+    /// README.md, swift block 13.
+    static func sample13() async throws {
+        #sourceLocation(file: "README.md", line: 486)
+        let reply = try await Assistant.complete(prompt: "Write a haiku about Linux").stream()
+        _ = reply.response.statusCode                              // 200: the head, before any token
+        var text = ""
+        for try await event in reply.serverSentEvents {
+            if event.data == "[DONE]" { break }                // leaving the loop stops the transfer at once
+            text += event.data                                 // event.event, event.id, event.retry are there too
+            print(event.data, terminator: "")
+        }
+        #sourceLocation()
+    }
+
+    #sourceLocation(file: "README.md", line: 499)
+    struct Change: Decodable, Sendable {
+        let id: Int
+        let kind: String
+    }
+    #sourceLocation()
+
+    #sourceLocation(file: "README.md", line: 504)
+    enum Feed: SwiftyServiceProtocol {
+        case changes(since: Int)
+
+        var realm: ServiceRealm { .get("feed") }
+        var path: String { "changes" }
+        var method: HTTPMethod { .get }
+        var parameters: [String: Any]? {
+            guard case let .changes(since) = self else { return nil }
+            return ["since": since]
+        }
+    }
+    #sourceLocation()
+
+    /// README.md, swift block 14.
+    static func sample14() async throws {
+        #sourceLocation(file: "README.md", line: 516)
+        var latest = 0
+        for try await change in try await Feed.changes(since: 0).stream().jsonLines(as: Change.self) {
+            latest = max(latest, change.id)                    // a line that does not decode throws .decoding, naming it
+        }
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 15.
+    static func sample15() async throws {
+        #sourceLocation(file: "README.md", line: 527)
+        let handle = Feed.changes(since: 0).stream { chunk in
+            print("\(chunk.count) bytes")
+        } completion: { result in
+            print(result.map(\.statusCode))                   // success(200) once the body is complete
+        }
+        _ = handle                                             // handle.cancel() stops the transfer
+
+        let exports = Service(baseURL: URL(string: "https://api.example.com/v1/exports")!)
+        ServiceRealm.get("exports").register(exports)
+        for try await line in try await exports.stream(query: ["format": "jsonl"]).lines {
+            print(line)
+        }
+        #sourceLocation()
+    }
+
+    #sourceLocation(file: "README.md", line: 582)
     struct UserAgent: Middleware {
         func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
             var request = request
@@ -188,41 +370,41 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 10.
-    static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 312)
+    /// README.md, swift block 16.
+    static func sample16() async throws {
+        #sourceLocation(file: "README.md", line: 589)
         ServiceRealm.get("users").addMiddleware(UserAgent())
         #sourceLocation()
     }
 
-    /// README.md, swift block 11.
-    static func sample11() async throws {
-        #sourceLocation(file: "README.md", line: 325)
+    /// README.md, swift block 17.
+    static func sample17() async throws {
+        #sourceLocation(file: "README.md", line: 602)
         ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
         ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
         #sourceLocation()
     }
 
-    /// README.md, swift block 12.
-    static func sample12() async throws {
-        #sourceLocation(file: "README.md", line: 340)
+    /// README.md, swift block 18.
+    static func sample18() async throws {
+        #sourceLocation(file: "README.md", line: 617)
         let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
         ServiceRealm.get("users").addMiddleware(auth)
         #sourceLocation()
     }
 
-    /// README.md, swift block 13.
-    static func sample13() async throws {
-        #sourceLocation(file: "README.md", line: 353)
+    /// README.md, swift block 19.
+    static func sample19() async throws {
+        #sourceLocation(file: "README.md", line: 630)
         ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
         // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
         // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
         #sourceLocation()
     }
 
-    /// README.md, swift block 14.
-    static func sample14() async throws {
-        #sourceLocation(file: "README.md", line: 378)
+    /// README.md, swift block 20.
+    static func sample20() async throws {
+        #sourceLocation(file: "README.md", line: 655)
         ServiceRealm.get("users")
             .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
             .decodeErrorBodies(.json(APIError.self))
@@ -235,9 +417,9 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 15.
-    static func sample15() async throws {
-        #sourceLocation(file: "README.md", line: 406)
+    /// README.md, swift block 21.
+    static func sample21() async throws {
+        #sourceLocation(file: "README.md", line: 683)
         ServiceRealm.get("shop").useCookies()                                        // in memory, this realm only
         let jar = try CookieJar(file: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cookies.json"))
         ServiceRealm.get("accounts").useCookies(jar)                                // persisted; one jar…
@@ -245,9 +427,9 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 16.
-    static func sample16() async throws {
-        #sourceLocation(file: "README.md", line: 428)
+    /// README.md, swift block 22.
+    static func sample22() async throws {
+        #sourceLocation(file: "README.md", line: 705)
         let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
@@ -256,7 +438,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 488)
+    #sourceLocation(file: "README.md", line: 821)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -272,7 +454,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 512)
+    #sourceLocation(file: "README.md", line: 845)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -282,9 +464,17 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 19.
-    static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 545)
+    /// README.md, swift block 25.
+    static func sample25() async throws {
+        #sourceLocation(file: "README.md", line: 865)
+        ServiceRealm.get("inventory").use(URLSessionBackend.shared)   // URLSession on Linux too
+        ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 26.
+    static func sample26() async throws {
+        #sourceLocation(file: "README.md", line: 890)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -297,7 +487,10 @@ enum ReadmeSamples {
             _ = result.error    // ServiceError?
         }
         let one = try await userService.retrieve("1").value               // Response, or throws ServiceError
-        let user = try await userService.retrieve("1").value(as: User.self)
+        let user = try await userService.retrieve("1").value(as: User.self)   // with the realm's decoder
+        userService.retrieve("1").then(as: User.self) { result in           // Result<User, ServiceError>
+            if case let .success(user) = result { print(user.name) }
+        }
 
         let created = try await userService
             .override { configuration in
@@ -312,9 +505,9 @@ enum ReadmeSamples {
         _ = again
     }
 
-    /// README.md, swift block 20.
-    static func sample20() async throws {
-        #sourceLocation(file: "README.md", line: 619)
+    /// README.md, swift block 27.
+    static func sample27() async throws {
+        #sourceLocation(file: "README.md", line: 967)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -328,9 +521,19 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 21.
-    static func sample21() async throws {
-        #sourceLocation(file: "README.md", line: 645)
+    /// README.md, swift block 28.
+    static func sample28() async throws {
+        #sourceLocation(file: "README.md", line: 982)
+        let users = StubBackend(unmatched: .fail)
+            .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
+        ServiceRealm.get("users").use(users)
+        #expect(try await UserService.user(uid: 42).request().name == "Ann")
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 29.
+    static func sample29() async throws {
+        #sourceLocation(file: "README.md", line: 1002)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:
@@ -339,4 +542,110 @@ enum ReadmeSamples {
         ServiceRealm.get("users").use(try ReplayBackend(cassette: cassetteURL, mode: .recordWhenMissing(URLSessionBackend())))
         #sourceLocation()
     }
+
+    /// README.md, swift block 30.
+    static func sample30() async throws {
+        #sourceLocation(file: "README.md", line: 1083)
+        let companyCA = try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem"))
+        ServiceRealm.get("inventory")
+            .setBaseURL(URL(string: "https://inventory.internal.example")!)
+            .use(try CurlBackend())
+            .setTLSPolicy(TLSPolicy(trustedRoots: companyCA))   // trustsSystemRoots: false trusts the CA only
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 31.
+    static func sample31() async throws {
+        #sourceLocation(file: "README.md", line: 1095)
+        ServiceRealm.get("payments")
+            .use(try CurlBackend())
+            .setTLSPolicy(TLSPolicy(pinnedPublicKeys: [
+                try PublicKeyPin(sha256: "k2eEB8lkvNhJMVAAqWYZ+TWTwzECLG37C7+OVMZJRGY="),  // the key the server has now
+                try PublicKeyPin(sha256: "GIiAyLdmPl5GZS9891SFUXYFPYy29+jBNXO/Fd6G6VI="),  // the next one
+            ]))
+
+        do {
+            _ = try await UserService.info(uid: 42).request()
+        } catch let error as ServiceError where error.tlsFailure == .publicKeyPinMismatch {
+            // The server's key is none of the pins: the handshake was stopped before any request byte was sent.
+        }
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 32.
+    static func sample32() async throws {
+        #sourceLocation(file: "README.md", line: 1125)
+        let identity = try ClientIdentity.pem(
+            certificateFile: URL(fileURLWithPath: "/run/secrets/client.pem"),
+            privateKeyFile: URL(fileURLWithPath: "/run/secrets/client.key"))
+        // or PKCS#12: try ClientIdentity.pkcs12(contentsOf: URL(fileURLWithPath: "/run/secrets/client.p12"), passphrase: secret)
+        ServiceRealm.get("ledger")
+            .use(try CurlBackend())
+            .setTLSPolicy(TLSPolicy(
+                trustedRoots: try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem")),
+                clientIdentity: identity, minimumVersion: .tls1_3))
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 33.
+    static func sample33() async throws {
+        #sourceLocation(file: "README.md", line: 1173)
+        let realm = ServiceRealm.get("users").collectMetrics()
+        let response = try await UserService.info(uid: 42).request()
+        if let last = response.metrics.last {
+            print(last)                       // dns 1 ms · connect 0.3 ms · tls 25 ms · ttfb 80 ms · total 92 ms
+            print(last.reusedConnection ?? false, last.remoteAddress ?? "?", last.httpVersion ?? "?")
+        }
+        _ = realm
+        #sourceLocation()
+    }
+
+    #sourceLocation(file: "README.md", line: 1214)
+    struct SlowCallReport: RequestObserver {
+        func observe(_ event: RequestEvent) {
+            switch event.kind {
+            case let .completed(response) where (response.metrics.last?.total ?? 0) > 1:
+                print("slow:", event.requestID, response.request.url?.path ?? "", response.metrics)
+            case let .failed(error, metrics):
+                print("failed:", event.requestID, error.kind, metrics.count, "attempts measured")
+            case let .retryScheduled(attempt, delay, reason):
+                print("retry after attempt \(attempt) in \(delay) s: \(reason)")
+            default:
+                break
+            }
+        }
+    }
+    #sourceLocation()
+
+    /// README.md, swift block 34.
+    static func sample34() async throws {
+        #sourceLocation(file: "README.md", line: 1229)
+        ServiceRealm.get("users")
+            .addObserver(SlowCallReport())
+            .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
+        #sourceLocation()
+    }
+
+    /// README.md, swift block 35.
+    static func sample35() async throws {
+        #sourceLocation(file: "README.md", line: 1247)
+        ServiceRealm.get("users")
+            .addMiddleware(.retry())
+            .addMiddleware(TraceContextMiddleware { span in
+                print(span.trace.traceID, span.spanID, span.attempt, span.end.timeIntervalSince(span.start))
+            })
+
+        let incoming = TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        try await TraceContext.$current.withValue(incoming) {
+            _ = try await UserService.info(uid: 42).request()   // traceparent: 00-4bf92f…-<its own span>-01
+        }
+        #sourceLocation()
+    }
 }
+
+#sourceLocation(file: "README.md", line: 190)
+extension ReadmeSamples.UserService {
+    static func user(uid: Int64) -> TypedEndpoint<User> { info(uid: uid).returning(User.self) }
+    static func followed(uid: Int64) -> TypedEndpoint<NoContent> { follow(uid: uid).returning(NoContent.self) }
+}
+#sourceLocation()

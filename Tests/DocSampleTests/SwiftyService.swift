@@ -27,8 +27,10 @@ enum SwiftyServiceSamples {
     static func sample1() async throws {
         #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/SwiftyService.md", line: 26)
         ServiceRealm.get("users").setBaseURL(URL(string: "https://api.example.com/v1")!)
-        let response = try await UserService.info(uid: 42).request()
+        let response = try await UserService.info(uid: 42).request()                          // Response
+        let user = try await UserService.info(uid: 42).returning(User.self).request()         // User
         #sourceLocation()
         _ = response
+        _ = user
     }
 }

@@ -48,7 +48,11 @@ public func openSockets(toPort port: Int) -> Int {
         else { continue }
         inodes.insert(Substring(target.dropFirst("socket:[".count).dropLast()))
     }
-    let table = (try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)) ?? ""
+    // Read to the end: String(contentsOfFile:) stops after the first page of /proc/net/tcp (about 27
+    // sockets), and a connection listed past it went uncounted.
+    let file = try? FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/net/tcp"))
+    let table = String(decoding: (try? file?.readToEnd()) ?? Data(), as: UTF8.self)
+    try? file?.close()
     let remote = String(format: ":%04X", port)
     return table.split(separator: "\n").dropFirst().filter { line in
         let fields = line.split(separator: " ")

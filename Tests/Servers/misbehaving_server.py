@@ -82,6 +82,7 @@ class Handler(socketserver.BaseRequestHandler):
             if not chunk:
                 return
             data += chunk
+        self.data = data
         target = data.split(b" ", 2)[1].decode("latin-1")
         path, _, query = target.partition("?")
         self.query = urllib.parse.parse_qs(query)
@@ -179,6 +180,31 @@ class Handler(socketserver.BaseRequestHandler):
 
     def route_zeros(self, connection):
         self.route_huge(connection, megabytes=int(self.query.get("mb", ["1"])[0]))
+
+    def route_echo_then_reset(self, connection):
+        # Answers with the request's body and keeps the connection, as if for the next request; resets it when
+        # that request arrives, before a byte of answer: the client must send it again on a new connection,
+        # body and all (libcurl rewinds the body through the backend's seek function).
+        head, _, body = self.data.partition(b"\r\n\r\n")
+        length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value.strip())
+        while len(body) < length:
+            chunk = connection.recv(65536)
+            if not chunk:
+                return
+            body += chunk
+        connection.sendall(self.head("200 OK", [("Content-Length", str(length)), ("Connection", "keep-alive")])
+                           + body[:length])
+        data = body[length:]
+        while b"\r\n\r\n" not in data:
+            chunk = connection.recv(65536)
+            if not chunk:
+                return
+            data += chunk
+        reset(connection)
 
     def route_sink_bytes(self, connection):
         with Sink.lock:

@@ -1,7 +1,16 @@
 """TLS listeners for the certificate tests, one loopback port each, every one answering any request with a
-small 200 ("ok").
+small 200 ("ok") on a connection kept open for the next request.
 
-Run: python3 tls_server.py DIR   (DIR as made by scripts/tls-fixtures)
+Run: python3 tls_server.py DIR [LOG]   (DIR as made by scripts/tls-fixtures)
+
+With LOG, every event is appended to that file as one line, so that tests can tell what reached the server
+(a request refused during the handshake must not appear) and over which connection (reuse):
+
+  NAME CONNECTION accepted          a TCP connection, before its handshake
+  NAME CONNECTION handshake         the handshake succeeded
+  NAME CONNECTION request PATH      an HTTP request head arrived (PATH as sent)
+
+CONNECTION numbers the listener's connections from 1.
 
 It prints one line `NAME PORT` per listener, then "ready":
 
@@ -20,7 +29,24 @@ import ssl
 import sys
 import threading
 
-ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok"
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+LOG = None
+LOG_LOCK = threading.Lock()
+COUNTERS = {}
+
+
+def log(name, connection, event):
+    if LOG is None:
+        return
+    with LOG_LOCK:
+        LOG.write(f"{name} {connection} {event}\n")
+        LOG.flush()
+
+
+def next_connection(name):
+    with LOG_LOCK:
+        COUNTERS[name] = COUNTERS.get(name, 0) + 1
+        return COUNTERS[name]
 
 
 def context(directory, leaf, require_client=False, tls12_only=False):
@@ -36,21 +62,40 @@ def context(directory, leaf, require_client=False, tls12_only=False):
     return ctx
 
 
-def handler_for(ctx):
+def handler_for(name, ctx):
     class Handler(socketserver.BaseRequestHandler):
         def handle(self):
+            connection = next_connection(name)
+            log(name, connection, "accepted")
             # The handshake happens here, on the connection's own thread: a client that never finishes it
             # cannot hold up the other connections.
             self.request.settimeout(10)
             try:
-                with ctx.wrap_socket(self.request, server_side=True) as tls:
+                with ctx.wrap_socket(self.request, server_side=True, do_handshake_on_connect=False) as tls:
+                    try:
+                        tls.do_handshake()
+                    except ssl.SSLError:
+                        # Under TLS 1.3 the client sends its request before the server's verdict on its
+                        # certificate arrives: closing on unread bytes would send a reset, which can reach the
+                        # client before the alert and read as a lost connection. Half-close after the alert
+                        # and drain instead, as nginx's lingering close does.
+                        tls.shutdown(socket.SHUT_WR)
+                        while tls.recv(65536):
+                            pass
+                        return
+                    log(name, connection, "handshake")
                     data = b""
-                    while b"\r\n\r\n" not in data:
-                        chunk = tls.recv(65536)
-                        if not chunk:
-                            return
-                        data += chunk
-                    tls.sendall(ANSWER)
+                    while True:
+                        while b"\r\n\r\n" not in data:
+                            chunk = tls.recv(65536)
+                            if not chunk:
+                                return
+                            data += chunk
+                        head, _, data = data.partition(b"\r\n\r\n")
+                        request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+                        parts = request_line.split(" ")
+                        log(name, connection, "request " + (parts[1] if len(parts) > 1 else "?"))
+                        tls.sendall(ANSWER)
             except (ssl.SSLError, OSError):
                 pass  # the failed handshakes are the point
 
@@ -63,7 +108,10 @@ class Server(socketserver.ThreadingTCPServer):
 
 
 def main():
+    global LOG
     directory = sys.argv[1]
+    if len(sys.argv) > 2:
+        LOG = open(sys.argv[2], "a", encoding="utf-8")
     listeners = [
         ("valid", context(directory, "valid")),
         ("expired", context(directory, "expired")),
@@ -74,7 +122,7 @@ def main():
     ]
     servers = []
     for name, ctx in listeners:
-        server = Server(("127.0.0.1", 0), handler_for(ctx))
+        server = Server(("127.0.0.1", 0), handler_for(name, ctx))
         servers.append(server)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         print(name, server.server_address[1], flush=True)

@@ -5,6 +5,7 @@
 #ifndef CCURLSHIM_H
 #define CCURLSHIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /// The layout of libcurl's `struct CURLMsg` (curl/multi.h), stable since libcurl 7.9.
@@ -23,8 +24,24 @@ int ccurl_easy_setopt_long(void *setopt, void *handle, int option, long value);
 int ccurl_easy_setopt_pointer(void *setopt, void *handle, int option, const void *value);
 /// `curl_easy_setopt(handle, option, (curl_off_t)value)`
 int ccurl_easy_setopt_offset(void *setopt, void *handle, int option, int64_t value);
+/// `curl_easy_setopt(handle, option, &blob)` with a `struct curl_blob` of `data` and `length` that libcurl
+/// copies (`CURL_BLOB_COPY`), so the bytes may go as soon as it returns.
+int ccurl_easy_setopt_blob(void *setopt, void *handle, int option, const void *data, size_t length);
+/// `curl_easy_getinfo(handle, info, (char **)value)`
+int ccurl_easy_getinfo_string(void *getinfo, void *handle, int info, const char **value);
+/// The first fields of libcurl's `curl_version_info_data` (curl/curl.h), the same in every version.
+typedef struct {
+    int age;
+    const char *version;
+    unsigned int version_num;
+    const char *host;
+    int features;
+    const char *ssl_version;
+} ccurl_version_info;
 /// `curl_easy_getinfo(handle, info, (long *)value)`
 int ccurl_easy_getinfo_long(void *getinfo, void *handle, int info, long *value);
+/// `curl_easy_getinfo(handle, info, (curl_off_t *)value)`
+int ccurl_easy_getinfo_offset(void *getinfo, void *handle, int info, int64_t *value);
 /// `curl_multi_setopt(multi, option, (long)value)`
 int ccurl_multi_setopt_long(void *setopt, void *multi, int option, long value);
 /// Names the calling thread, as `ps` and /proc show it (15 characters at most on Linux).

@@ -20,7 +20,7 @@ struct BodyWriter {
             case .form:
                 return BodyWriter(
                     data: Data(try query(parameters, draft.encoding)),
-                    contentType: "application/x-www-form-urlencoded; charset=utf-8")
+                    contentType: RequestBody.formContentType)
             case .automatic, .json:
                 var writer = JSONWriter()
                 try writer.write(parameters)

@@ -5,44 +5,75 @@
 /// numbers without a fraction, the shortest round-tripping digits otherwise, `\uXXXX` for control characters.
 struct JSONWriter {
     private(set) var bytes: [UInt8] = []
-    /// Where the writer is, read only to name a value that cannot be written: no string per value.
-    private var path: [PathStep] = []
+    /// Containers around the value being written, the parameters' own object included.
+    private var depth = 1
 
-    private enum PathStep {
-        case key(String)
-        case index(Int)
+    /// A value that cannot be written, with the way to it gathered while the error travels out, so that a
+    /// body that can be written pays nothing for naming one that cannot.
+    private struct Unwritable: Error {
+        enum Step {
+            case key(String)
+            case index(Int)
+        }
+        /// Innermost first.
+        var steps: [Step] = []
+        let reason: String
+
+        /// `filter[since]`, `ids[2]`.
+        var problem: ParameterProblem {
+            var key = ""
+            for (position, step) in steps.reversed().enumerated() {
+                switch step {
+                case let .key(name): key += position == 0 ? name : "[\(name)]"
+                case let .index(index): key += "[\(index)]"
+                }
+            }
+            return ParameterProblem(key: key, reason: reason)
+        }
     }
 
     mutating func write(_ object: [String: Any]) throws {
         bytes.reserveCapacity(object.count * 24)
-        try writeObject(object)
+        do {
+            try writeObject(object)
+        } catch {
+            throw error.problem
+        }
     }
 
-    private mutating func write(_ value: Any) throws {
+    private mutating func write(_ value: Any) throws(Unwritable) {
         switch ParameterValue(value) {
         case let .string(string): writeString(string)
         case let .number(number): bytes.append(contentsOf: number.utf8)
         case let .bool(bool): bytes.append(contentsOf: (bool ? "true" : "false").utf8)
         case .null, .absent: bytes.append(contentsOf: "null".utf8)
         case let .array(array):
-            guard path.count < ParameterValue.maxDepth else { throw problem(ParameterValue.tooDeep) }
+            guard depth < ParameterValue.maxDepth else { throw Unwritable(reason: ParameterValue.tooDeep) }
+            depth += 1
+            defer { depth -= 1 }
             bytes.append(UInt8(ascii: "["))
             for (index, element) in array.enumerated() {
                 if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                path.append(.index(index))
-                try write(element)
-                path.removeLast()
+                do {
+                    try write(element)
+                } catch {
+                    var unwritable = error
+                    unwritable.steps.append(.index(index))
+                    throw unwritable
+                }
             }
             bytes.append(UInt8(ascii: "]"))
         case let .object(object):
-            guard path.count < ParameterValue.maxDepth else { throw problem(ParameterValue.tooDeep) }
+            guard depth < ParameterValue.maxDepth else { throw Unwritable(reason: ParameterValue.tooDeep) }
+            depth += 1
+            defer { depth -= 1 }
             try writeObject(object)
         case let .unsupported(reason):
-            throw problem(reason)
+            throw Unwritable(reason: reason)
         }
     }
 
-    private mutating func writeObject(_ object: [String: Any]) throws {
+    private mutating func writeObject(_ object: [String: Any]) throws(Unwritable) {
         bytes.append(UInt8(ascii: "{"))
         var first = true
         for key in object.keys.sorted() {
@@ -50,23 +81,15 @@ struct JSONWriter {
             first = false
             writeString(key)
             bytes.append(UInt8(ascii: ":"))
-            path.append(.key(key))
-            try write(object[key]!)
-            path.removeLast()
-        }
-        bytes.append(UInt8(ascii: "}"))
-    }
-
-    /// `filter[since]`, `ids[2]`: where the writer is, for the error.
-    private func problem(_ reason: String) -> ParameterProblem {
-        var key = ""
-        for (position, step) in path.enumerated() {
-            switch step {
-            case let .key(name): key += position == 0 ? name : "[\(name)]"
-            case let .index(index): key += "[\(index)]"
+            do {
+                try write(object[key]!)
+            } catch {
+                var unwritable = error
+                unwritable.steps.append(.key(key))
+                throw unwritable
             }
         }
-        return ParameterProblem(key: key, reason: reason)
+        bytes.append(UInt8(ascii: "}"))
     }
 
     private mutating func writeString(_ string: String) {

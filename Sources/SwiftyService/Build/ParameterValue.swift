@@ -53,6 +53,7 @@ enum ParameterValue {
         if let string = value as? String { return .string(string) }
         if value is NSNull { return .null }
         if let number = value as? NSNumber { return Self.number(number) }
+        if let unencodable = value as? UnencodableValue { return .unsupported(unencodable.reason) }
         return .unsupported("a value of type \(type(of: value)) has no JSON or query form; convert it first")
     }
 

@@ -14,8 +14,8 @@ struct QueryWriter {
 
     mutating func write(_ parameters: [String: Any]) throws {
         bytes.reserveCapacity(bytes.count + parameters.count * 16)
-        for key in parameters.keys.sorted() {
-            try write(parameters[key]!, key: key, keyIsEncoded: false, depth: 1)
+        for (key, value) in parameters.sorted(by: { $0.key < $1.key }) {
+            try write(value, key: key, keyIsEncoded: false, depth: 1)
         }
     }
 
@@ -45,7 +45,7 @@ struct QueryWriter {
             let base = encoded(key, keyIsEncoded)
             for nestedKey in object.keys.sorted() {
                 let nested =
-                    base + "%5B" + PercentEncoding.encode(nestedKey, keeping: PercentEncoding.isUnreserved)
+                    base + "%5B" + PercentEncoding.encode(nestedKey, keeping: .unreserved)
                     + "%5D"
                 try write(object[nestedKey]!, key: nested, keyIsEncoded: true, depth: depth + 1)
             }
@@ -59,7 +59,7 @@ struct QueryWriter {
     }
 
     private func encoded(_ key: String, _ isEncoded: Bool) -> String {
-        isEncoded ? key : PercentEncoding.encode(key, keeping: PercentEncoding.isUnreserved)
+        isEncoded ? key : PercentEncoding.encode(key, keeping: .unreserved)
     }
 
     private mutating func pair(_ key: String, _ keyIsEncoded: Bool, _ value: String) {
@@ -67,10 +67,10 @@ struct QueryWriter {
         if keyIsEncoded {
             bytes.append(contentsOf: key.utf8)
         } else {
-            PercentEncoding.append(key, to: &bytes, keeping: PercentEncoding.isUnreserved)
+            PercentEncoding.append(key, to: &bytes, keeping: .unreserved)
         }
         bytes.append(UInt8(ascii: "="))
-        PercentEncoding.append(value, to: &bytes, keeping: PercentEncoding.isUnreserved)
+        PercentEncoding.append(value, to: &bytes, keeping: .unreserved)
     }
 
     /// `filter%5Bsince%5D` → `filter[since]`, for error messages.

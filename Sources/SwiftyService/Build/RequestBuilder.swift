@@ -44,27 +44,37 @@ final class PreparedRequest: Sendable {
     let validStatusCodes: StatusCodes
     /// Realm's, endpoint's and overrides' middleware, outermost first; empty on the fast path.
     let middleware: [any Middleware]
+    /// The realm's cache when it is first in ``middleware``: a fresh hit is answered before the chain starts.
+    let leadingCache: CacheMiddleware?
     let errorBody: ErrorBody?
     /// The deadline for the whole request, if the realm sets one.
     let resourceTimeout: TimeInterval?
     /// Where an accepted body goes, moved there from ``BackendRequest/downloadFile`` when it is settled.
     let download: DownloadDestination?
+    /// The attempts' metrics, when they are collected and attempts go through middleware.
+    let metricsLog: MetricsLog?
+    /// What typed responses are read with: the topmost layer's decoder, if any sets one.
+    let decoder: JSONDecoder?
 
     var urlRequest: URLRequest { backendRequest.urlRequest }
 
     init(
         backendRequest: BackendRequest, backend: any NetworkBackend, callbackQueue: DispatchQueue?,
-        validStatusCodes: StatusCodes, middleware: [any Middleware], errorBody: ErrorBody?,
-        resourceTimeout: TimeInterval?, download: DownloadDestination?
+        validStatusCodes: StatusCodes, middleware: [any Middleware], leadingCache: CacheMiddleware?,
+        metricsLog: MetricsLog?,
+        errorBody: ErrorBody?, resourceTimeout: TimeInterval?, download: DownloadDestination?, decoder: JSONDecoder?
     ) {
         self.backendRequest = backendRequest
         self.backend = backend
         self.callbackQueue = callbackQueue
         self.validStatusCodes = validStatusCodes
         self.middleware = middleware
+        self.leadingCache = leadingCache
+        self.metricsLog = metricsLog
         self.errorBody = errorBody
         self.resourceTimeout = resourceTimeout
         self.download = download
+        self.decoder = decoder
     }
 }
 
@@ -75,8 +85,10 @@ enum RequestBuilder {
         _ draft: RequestDraft, realm: RealmConfiguration, overrides: [Settings], progress: ProgressThrottle? = nil
     ) throws(ServiceError) -> PreparedRequest {
         let settings = SettingsStack(realm: realm, endpoint: draft.layer, overrides: overrides)
-        let (method, crudMethods) = resolve(draft.verb, in: settings.crudMap)
-        var target = URLTarget(draft, base: settings.top { $0.base }, method: method)
+        let (method, crudMethods) = resolve(draft.verb, settings)
+        var target = URLTarget(
+            path: draft.path, isEncoded: draft.pathIsEncoded, problem: draft.pathProblem,
+            base: settings.top { $0.base }, method: method)
         try target.check()
         let body = try BodyWriter.write(draft, method: method, into: &target)
         let url = try target.url()
@@ -85,7 +97,8 @@ enum RequestBuilder {
         if let contentType = body.contentType, headers.value(for: "Content-Type") == nil {
             headers.set("Content-Type", contentType)
         }
-        let timeouts = try Timeouts(settings, target)
+        let timeouts = Timeouts(timeout: settings.top { $0.timeout }, resource: settings.top { $0.resourceTimeout })
+        if let problem = timeouts.problem { throw target.invalid(problem) }
         if let download = draft.download, !download.replacesExisting,
             FileManager.default.fileExists(atPath: download.url.path)
         {
@@ -101,13 +114,16 @@ enum RequestBuilder {
         return assemble(request, draft, settings, body.file, timeouts.resource, progress)
     }
 
-    /// The HTTP method, and the CRUD methods whose per-CRUD settings apply to it.
-    private static func resolve(_ verb: RequestDraft.Verb, in crudMap: CRUDMap) -> (HTTPMethod, [CRUDMethod]) {
+    /// The HTTP method, and the CRUD methods whose per-CRUD settings apply to it (none looked up when no
+    /// layer has per-CRUD settings: the lookups are most of the cost of this step).
+    private static func resolve(_ verb: RequestDraft.Verb, _ settings: SettingsStack) -> (HTTPMethod, [CRUDMethod]) {
         switch verb {
         case let .http(method):
+            guard settings.hasPerCRUDSettings else { return (method, []) }
+            let crudMap = settings.crudMap
             return (method, CRUDMethod.allCases.filter { crudMap[$0] == method })
         case let .crud(crud):
-            return (crudMap[crud] ?? .get, [crud])
+            return (settings.crudMap[crud] ?? .get, [crud])
         }
     }
 
@@ -115,34 +131,46 @@ enum RequestBuilder {
         _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack, _ bodyFile: BodyFile?,
         _ resourceTimeout: TimeInterval?, _ progress: ProgressThrottle?
     ) -> PreparedRequest {
-        var backendRequest = BackendRequest(
-            urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
-            sampleData: draft.sampleData, redaction: settings.redaction)
-        backendRequest.bodySource = bodyFile
-        backendRequest.downloadFile = draft.download?.stagingFile()
-        backendRequest.maxResponseSize = settings.top { $0.maxResponseSize }
-        backendRequest.cookieJar = settings.top { $0.cookieJar }
-        backendRequest.progress = progress
+        let observers = settings.observers
+        let collectsMetrics = settings.top { $0.collectsMetrics } ?? !observers.isEmpty
+        let (middleware, leadingCache) = middleware(settings, draft)
         return PreparedRequest(
-            backendRequest: backendRequest,
-            backend: settings.top { $0.backend } ?? URLSessionBackend.shared,
+            backendRequest: BackendRequest(
+                urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
+                sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
+                downloadFile: draft.download?.stagingFile(), maxResponseSize: settings.top { $0.maxResponseSize },
+                cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }, progress: progress,
+                collectsMetrics: collectsMetrics,
+                events: observers.isEmpty ? nil : EventEmitter(observers: observers)),
+            backend: settings.top { $0.backend } ?? DefaultBackend.shared,
             callbackQueue: settings.top { $0.callbackQueue },
             validStatusCodes: settings.top { $0.validStatusCodes } ?? .successful,
-            middleware: middleware(settings, draft),
+            middleware: middleware,
+            leadingCache: leadingCache,
+            metricsLog: collectsMetrics && !middleware.isEmpty ? MetricsLog() : nil,
             errorBody: settings.top { $0.errorBody },
             resourceTimeout: resourceTimeout,
-            download: draft.download)
+            download: draft.download,
+            decoder: settings.top { $0.decoder })
     }
 
-    /// The layers' middleware, then the realm's cache and coalescing, innermost.
-    private static func middleware(_ settings: SettingsStack, _ draft: RequestDraft) -> [any Middleware] {
+    /// The layers' middleware, then the realm's cache and coalescing, innermost; and the cache again when it
+    /// is first (known here without a cast of the chain's first element).
+    private static func middleware(_ settings: SettingsStack, _ draft: RequestDraft)
+        -> (chain: [any Middleware], leadingCache: CacheMiddleware?)
+    {
         // Downloads go to a file of their own, so they are neither cached in memory nor shared with others.
         let coalescer = draft.download == nil ? settings.top { $0.coalescer } : nil
         let cache = draft.download == nil ? settings.top { $0.cache } : nil
         var chain = settings.middleware
-        if let cache { chain.append(CacheMiddleware(cache: cache)) }
+        var leadingCache: CacheMiddleware?
+        if let cache {
+            let middleware = CacheMiddleware(cache: cache, outer: chain)
+            if chain.isEmpty { leadingCache = middleware }
+            chain.append(middleware)
+        }
         if let coalescer { chain.append(coalescer) }
-        return chain
+        return (chain, leadingCache)
     }
 }
 
@@ -151,16 +179,17 @@ enum RequestBuilder {
 struct Timeouts {
     let request: TimeInterval
     let resource: TimeInterval?
+    /// Why the timeouts cannot be used, if they cannot.
+    let problem: ServiceError.InvalidRequestReason?
 
-    init(_ settings: SettingsStack, _ target: URLTarget) throws(ServiceError) {
-        let timeout = settings.top { $0.timeout } ?? RealmConfiguration.defaultTimeout
-        let resourceTimeout = settings.top { $0.resourceTimeout }
+    init(timeout: TimeInterval?, resource resourceTimeout: TimeInterval?) {
+        let timeout = timeout ?? RealmConfiguration.defaultTimeout
         if !(timeout > 0) {
-            throw target.invalid(.invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds"))
-        }
-        if let resourceTimeout, !(resourceTimeout > 0) {
-            throw target.invalid(
-                .invalidTimeout("the resource timeout is \(resourceTimeout) s; it must be more than 0 seconds"))
+            problem = .invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds")
+        } else if let resourceTimeout, !(resourceTimeout > 0) {
+            problem = .invalidTimeout("the resource timeout is \(resourceTimeout) s; it must be more than 0 seconds")
+        } else {
+            problem = nil
         }
         request = min(timeout, .longestTimeout)
         resource = resourceTimeout.map { min($0, .longestTimeout) }

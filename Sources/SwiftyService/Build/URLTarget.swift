@@ -1,42 +1,53 @@
 import Foundation
 
 /// The URL a request goes to, written step by step: base URL, one `/`, the encoded path, then the query.
+/// The parts are joined once, in ``url()``: joining as they come costs a reallocation per part.
 struct URLTarget {
     let method: HTTPMethod
     private let base: BaseURL?
     private let pathProblem: ServiceError.InvalidRequestReason?
-    /// What is written so far; errors name it.
-    private(set) var string: String
-    /// The base URL's own query, then the parameters written into the query.
-    var query: String?
+    /// The encoded path, without leading slashes; empty for a request to the base URL itself.
+    private let path: String
+    /// The parameters written into the query, after the base URL's own query.
+    private var parameters: [UInt8] = []
+    /// The finished URL's text, once ``url()`` has joined it.
+    private var joined: String?
     private let draftPath: String
 
-    init(_ draft: RequestDraft, base: BaseURL?, method: HTTPMethod) {
+    /// - Parameters:
+    ///   - isEncoded: whether `path` is percent-encoded already (CRUD identifiers are).
+    ///   - problem: why the path cannot be used, found before (an empty identifier).
+    init(path draftPath: String, isEncoded: Bool, problem: ServiceError.InvalidRequestReason?, base: BaseURL?,
+        method: HTTPMethod)
+    {
         self.method = method
         self.base = base
-        draftPath = draft.path
-        var problem = draft.pathProblem
-        var path = draft.path
-        if !draft.pathIsEncoded {
-            switch PathEncoding.encode(draft.path) {
+        self.draftPath = draftPath
+        var problem = problem
+        var path = draftPath
+        if !isEncoded {
+            switch PathEncoding.encode(draftPath) {
             case let .success(encoded): path = encoded
             case let .failure(failure):
                 problem = failure.reason
-                path = PathEncoding.readable(draft.path)
+                path = PathEncoding.readable(draftPath)
             }
         }
         pathProblem = problem
-        if path.isEmpty {
-            string = base?.exact ?? ""
-        } else {
-            string = (base?.prefix ?? "") + "/" + path
-        }
-        query = base?.query.map(String.init)
+        self.path = path
+    }
+
+    /// What is written so far, for errors: the base URL and path, or the whole URL once joined.
+    private var written: String {
+        if let joined { return joined }
+        guard !path.isEmpty else { return base?.exact ?? "" }
+        return (base?.prefix ?? "") + "/" + path
     }
 
     /// The request's failure for `reason`, naming the method and the URL as far as it is written.
     func invalid(_ reason: ServiceError.InvalidRequestReason) -> ServiceError {
-        .invalidRequest(reason, method: method, url: string.isEmpty ? draftPath : string.abbreviatedURL)
+        let written = written
+        return .invalidRequest(reason, method: method, url: written.isEmpty ? draftPath : written.abbreviatedURL)
     }
 
     /// Refuses what no request can be sent with: no base URL, a base URL of another scheme or without a
@@ -51,20 +62,34 @@ struct URLTarget {
     /// Appends written parameters to the query.
     mutating func appendQuery(_ written: [UInt8]) {
         guard !written.isEmpty else { return }
-        let text = String(decoding: written, as: UTF8.self)
-        if let query, !query.isEmpty {
-            self.query = query + "&" + text
+        if parameters.isEmpty {
+            parameters = written
         } else {
-            query = text
+            parameters.append(UInt8(ascii: "&"))
+            parameters += written
         }
     }
 
     /// The finished URL: no longer than ``TransportRules/maxURLLength``, and one `URL` can hold.
     mutating func url() throws(ServiceError) -> URL {
-        if let query, !query.isEmpty {
-            string += "?"
-            string += query
+        let head = path.isEmpty ? base?.exact ?? "" : base?.prefix ?? ""
+        let baseQuery = base?.query ?? ""
+        // Bytes, then one String: appending to a String checks and grows it part by part.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(head.utf8.count + path.utf8.count + baseQuery.utf8.count + parameters.count + 3)
+        bytes += head.utf8
+        if !path.isEmpty {
+            bytes.append(UInt8(ascii: "/"))
+            bytes += path.utf8
         }
+        if !baseQuery.isEmpty || !parameters.isEmpty {
+            bytes.append(UInt8(ascii: "?"))
+            bytes += baseQuery.utf8
+            if !baseQuery.isEmpty && !parameters.isEmpty { bytes.append(UInt8(ascii: "&")) }
+            bytes += parameters
+        }
+        let string = String(decoding: bytes, as: UTF8.self)
+        joined = string
         if string.utf8.count > HTTPLimits.maxURLLength {
             // The error keeps the URL's start: a caller that logs `error.url` must not log megabytes.
             throw invalid(.urlTooLong(length: string.utf8.count))

@@ -1,36 +1,101 @@
 import Foundation
 
-/// The `Cache-Control` directives a private cache acts on (RFC 9111 §5.2).
-struct CacheControl: Equatable {
+/// The `Cache-Control` directives a private cache acts on (RFC 9111 §5.2), from a request or a response.
+struct CacheControl: Codable, Equatable, Sendable {
     var maxAge: TimeInterval?
     var noStore = false
     var noCache = false
+    /// The fields `no-cache="…"` names: the response may be reused without them (§5.2.2.4).
+    var noCacheFields: [String] = []
     var mustRevalidate = false
     var isPublic = false
     var isPrivate = false
+    /// RFC 5861: how long past its lifetime a response may be served while it is revalidated behind it.
+    var staleWhileRevalidate: TimeInterval?
+    /// RFC 5861: how long past its lifetime a response may be served when revalidation fails.
+    var staleIfError: TimeInterval?
+    /// Request only (§5.2.1): stale responses this old past their lifetime are acceptable; `.infinity`
+    /// without a value.
+    var maxStale: TimeInterval?
+    /// Request only (§5.2.1): the response must stay fresh for this long yet.
+    var minFresh: TimeInterval?
+    /// Request only (§5.2.1.7): answer from the cache or not at all.
+    var onlyIfCached = false
 
     init(_ header: String?) {
         guard let header else { return }
-        for part in header.split(separator: ",") {
-            let pieces = part.split(separator: "=", maxSplits: 1).map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
-            guard let name = pieces.first?.lowercased(), !name.isEmpty else { continue }
-            let value =
-                pieces.count > 1 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
+        for (name, value) in Self.directives(header) {
             switch name {
             case "max-age":
                 // A malformed max-age makes the response stale (§4.2.1): treat it as 0.
                 maxAge = value.flatMap(Freshness.deltaSeconds) ?? 0
             case "no-store": noStore = true
-            case "no-cache": noCache = true
+            case "no-cache":
+                let fields = (value ?? "").split(separator: ",").map {
+                    $0.trimmingCharacters(in: .whitespaces).lowercased()
+                }.filter { !$0.isEmpty }
+                if fields.isEmpty { noCache = true } else { noCacheFields += fields }
             case "must-revalidate", "proxy-revalidate": mustRevalidate = true
             case "public": isPublic = true
             case "private": isPrivate = true
+            case "stale-while-revalidate": staleWhileRevalidate = value.flatMap(Freshness.deltaSeconds)
+            case "stale-if-error": staleIfError = value.flatMap(Freshness.deltaSeconds)
+            case "max-stale": maxStale = value.map { Freshness.deltaSeconds($0) ?? 0 } ?? .infinity
+            case "min-fresh": minFresh = value.flatMap(Freshness.deltaSeconds)
+            case "only-if-cached": onlyIfCached = true
             default: continue
             }
         }
     }
+
+    /// `name[=value]` pairs, names lower-cased; a quoted value may hold commas (`no-cache="a, b"`) and
+    /// backslash escapes. Read on bytes: a cache hit parses this on every request.
+    static func directives(_ header: String) -> [(String, String?)] {
+        let bytes = Array(header.utf8)
+        let count = bytes.count
+        func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+        func text(_ range: Range<Int>) -> String {
+            var upper = range.upperBound
+            while upper > range.lowerBound, isSpace(bytes[upper - 1]) { upper -= 1 }
+            return String(decoding: bytes[range.lowerBound..<upper], as: UTF8.self)
+        }
+        var result: [(String, String?)] = []
+        var index = 0
+        while index < count {
+            while index < count, isSpace(bytes[index]) || bytes[index] == comma { index += 1 }
+            guard index < count else { break }
+            let nameStart = index
+            while index < count, bytes[index] != equals, bytes[index] != comma { index += 1 }
+            let name = text(nameStart..<index).lowercased()
+            var value: String?
+            if index < count, bytes[index] == equals {
+                index += 1
+                while index < count, isSpace(bytes[index]) { index += 1 }
+                let valueStart = index
+                if index < count, bytes[index] == quote {
+                    var unquoted: [UInt8] = []
+                    index += 1
+                    while index < count, bytes[index] != quote {
+                        if bytes[index] == backslash, index + 1 < count { index += 1 }
+                        unquoted.append(bytes[index])
+                        index += 1
+                    }
+                    // Without its closing quote the value stays as written, and reads as no number.
+                    value =
+                        index < count ? String(decoding: unquoted, as: UTF8.self) : text(valueStart..<count)
+                }
+                while index < count, bytes[index] != comma { index += 1 }
+                if value == nil { value = text(valueStart..<index) }
+            }
+            if !name.isEmpty { result.append((name, value)) }
+        }
+        return result
+    }
+
+    private static let comma = UInt8(ascii: ",")
+    private static let equals = UInt8(ascii: "=")
+    private static let quote = UInt8(ascii: "\"")
+    private static let backslash = UInt8(ascii: "\\")
 }
 
 /// Freshness and age of a stored response (RFC 9111 §4.2).
@@ -52,19 +117,39 @@ enum Freshness {
         return min(TimeInterval(text) ?? maxDeltaSeconds, maxDeltaSeconds)
     }
 
-    /// How long a response stays fresh after it was generated.
-    static func lifetime(status: Int, headers: HeaderFields) -> TimeInterval {
-        let control = CacheControl(headers.value(for: "Cache-Control"))
+    /// The `Date` header's time, or the time of receipt when it is missing or invalid (RFC 9110 §6.6.1).
+    static func dateValue(_ headers: HeaderFields, responseTime: Date) -> Date {
+        headers.value(for: "Date").flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
+    }
+
+    /// The `Age` header's value: the first member when there are several (`Age: 7200, 0`, or two lines).
+    /// A first member that is not delta-seconds (`abc`, `-5`, `7200.0`) is ignored, as RFC 9111 §5.1
+    /// says a cache should: the response counts as having no `Age`.
+    static func ageValue(_ headers: HeaderFields) -> TimeInterval {
+        guard let header = headers.value(for: "Age") else { return 0 }
+        let first = header.utf8.prefix { $0 != UInt8(ascii: ",") }
+            .drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+        return deltaSeconds(String(decoding: first, as: UTF8.self)) ?? 0
+    }
+
+    /// How long a response stays fresh after it was generated (§4.2.1); `responseTime` stands in for a
+    /// missing or invalid `Date`.
+    static func lifetime(
+        status: Int, headers: HeaderFields, control: CacheControl? = nil, responseTime: Date = Date()
+    ) -> TimeInterval {
+        let control = control ?? CacheControl(headers.value(for: "Cache-Control"))
         if let maxAge = control.maxAge { return maxAge }
-        let date = headers.value(for: "Date").flatMap(HTTPDate.parse)
+        let date = dateValue(headers, responseTime: responseTime)
         if let expiresText = headers.value(for: "Expires") {
             // An invalid Expires means "already expired" (§5.3).
-            guard let expires = HTTPDate.parse(expiresText), let date else { return 0 }
+            guard let expires = HTTPDate.parse(expiresText, now: responseTime) else { return 0 }
             return max(expires.timeIntervalSince(date), 0)
         }
-        if heuristicallyCacheable.contains(status),
-            let lastModified = headers.value(for: "Last-Modified")
-                .flatMap(HTTPDate.parse), let date
+        // `public` allows heuristic freshness whatever the status (§4.2.2).
+        if heuristicallyCacheable.contains(status) || control.isPublic,
+            let lastModified = headers.value(for: "Last-Modified").flatMap({
+                HTTPDate.parse($0, now: responseTime)
+            })
         {
             return min(max(date.timeIntervalSince(lastModified), 0) * 0.1, heuristicCap)
         }
@@ -73,26 +158,25 @@ enum Freshness {
 
     /// The response's age now (§4.2.3).
     static func age(headers: HeaderFields, requestTime: Date, responseTime: Date, now: Date) -> TimeInterval {
-        let dateValue = headers.value(for: "Date").flatMap(HTTPDate.parse) ?? responseTime
-        let ageValue =
-            headers.value(for: "Age").flatMap { deltaSeconds($0.trimmingCharacters(in: .whitespaces)) } ?? 0
-        let apparentAge = max(0, responseTime.timeIntervalSince(dateValue))
-        let responseDelay = responseTime.timeIntervalSince(requestTime)
-        let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
-        return correctedInitialAge + now.timeIntervalSince(responseTime)
+        let apparentAge = max(
+            0, responseTime.timeIntervalSince(dateValue(headers, responseTime: responseTime)))
+        let responseDelay = max(0, responseTime.timeIntervalSince(requestTime))
+        let correctedInitialAge = max(apparentAge, ageValue(headers) + responseDelay)
+        return correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
     }
 
-    /// Whether a response with these parts may be stored.
+    /// Whether a response with these parts may be stored (§3): never a 304 or a 206, nor anything
+    /// `no-store` or `Vary: *`; otherwise with explicit freshness, `public`, or a status allowing heuristics.
     static func isStorable(method: String, status: Int, request: HeaderFields, response: HeaderFields) -> Bool
     {
-        guard method == "GET" || method == "HEAD", status != 206 else { return false }
+        guard method == "GET" || method == "HEAD", (200..<600).contains(status), status != 206, status != 304
+        else { return false }
         let responseControl = CacheControl(response.value(for: "Cache-Control"))
         guard !responseControl.noStore, !CacheControl(request.value(for: "Cache-Control")).noStore else {
             return false
         }
         if response.value(for: "Vary")?.contains("*") == true { return false }
         return heuristicallyCacheable.contains(status) || responseControl.maxAge != nil
-            || responseControl.isPublic
-            || response.value(for: "Expires") != nil
+            || responseControl.isPublic || response.value(for: "Expires") != nil
     }
 }

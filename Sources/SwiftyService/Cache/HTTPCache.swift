@@ -17,10 +17,37 @@ import FoundationNetworking
 /// directory; an unreadable entry is ignored and removed.
 public final class HTTPCache: Sendable {
     private struct Memory {
-        var entries: [String: [CacheEntry]] = [:]
-        var lastUse: [String: UInt64] = [:]
+        /// A key's variants and when they were last used, in one slot: a hit looks the key up once.
+        var slots: [MemoryKey: Slot] = [:]
         var bytes = 0
         var clock: UInt64 = 0
+    }
+
+    /// A memory slot's key: the method and the URL of ``key(for:)``, kept apart so that a lookup joins no
+    /// strings.
+    private struct MemoryKey: Hashable {
+        let method: Substring
+        let url: Substring
+
+        init(method: String, url: String) {
+            self.method = method[...]
+            self.url = url[...]
+        }
+
+        /// The parts of a `METHOD URL` key.
+        init(_ key: String) {
+            let space = key.firstIndex(of: " ") ?? key.endIndex
+            method = key[..<space]
+            url = space == key.endIndex ? "" : key[key.index(after: space)...]
+        }
+
+        var joined: String { method + " " + url }
+    }
+
+    private struct Slot {
+        var variants: [CacheEntry]
+        var lastUse: UInt64
+        var cost: Int { variants.reduce(0) { $0 + $1.cost } }
     }
 
     /// Bytes of bodies and headers kept in memory at most.
@@ -32,6 +59,8 @@ public final class HTTPCache: Sendable {
     let now: @Sendable () -> Date
     private let memory = Locked.make(Memory())
     private let disk: DiskStore?
+    /// The variants being revalidated in the background now, so that many callers start one.
+    private let revalidating = Locked.make(Set<String>())
 
     /// A cache in memory and, with `directory`, on disk (created if missing).
     /// - Throws: when the directory cannot be created.
@@ -56,138 +85,75 @@ public final class HTTPCache: Sendable {
     }
 
     /// The stored response that `request` may use (ignoring freshness), if any.
-    func entry(for request: URLRequest) -> CacheEntry? {
-        let key = Self.key(for: request)
-        let headers = HeaderFields(request.allHTTPHeaderFields ?? [:])
+    /// `method` and `fields` are the request's, when the caller has read them already.
+    func entry(for request: URLRequest, method: String? = nil, fields: CacheRequestFields? = nil)
+        -> CacheEntry?
+    {
+        let key = MemoryKey(
+            method: method ?? request.httpMethod ?? "GET", url: request.url?.absoluteString ?? "")
+        let fields = fields ?? CacheRequestFields(request)
         let variants = memory.withLock { memory -> [CacheEntry]? in
-            guard let variants = memory.entries[key] else { return nil }
+            guard let index = memory.slots.index(forKey: key) else { return nil }
             memory.clock += 1
-            memory.lastUse[key] = memory.clock
-            return variants
+            memory.slots.values[index].lastUse = memory.clock
+            return memory.slots.values[index].variants
         }
-        if let found = (variants ?? []).first(where: { $0.matches(headers) }) { return found }
-        guard let stored = disk?.load(key) else { return nil }
+        if let found = (variants ?? []).first(where: { $0.matches(fields) }) { return found }
+        guard let stored = disk?.load(key.joined) else { return nil }
         remember(key, stored)
-        return stored.first { $0.matches(headers) }
+        return stored.first { $0.matches(fields) }
     }
 
     /// Stores `entry`, replacing the variant it matches.
     func store(_ entry: CacheEntry) {
+        let key = MemoryKey(entry.key)
         let variants = memory.withLock { memory -> [CacheEntry] in
-            var variants = memory.entries[entry.key] ?? []
+            var variants = memory.slots[key]?.variants ?? []
             variants.removeAll { $0.varyValues == entry.varyValues }
             variants.append(entry)
             return variants
         }
-        remember(entry.key, variants)
+        remember(key, variants)
         disk?.save(entry.key, variants)
     }
 
     /// Forgets every variant stored for the URL of `request` (after an unsafe method succeeded on it).
     func invalidate(_ url: URL) {
         for method in ["GET", "HEAD"] {
-            let key = method + " " + url.absoluteString
+            let key = MemoryKey(method: method, url: url.absoluteString)
             memory.withLock { memory in
-                if let removed = memory.entries.removeValue(forKey: key) {
-                    memory.bytes -= removed.reduce(0) { $0 + $1.cost }
-                    memory.lastUse[key] = nil
-                }
+                if let removed = memory.slots.removeValue(forKey: key) { memory.bytes -= removed.cost }
             }
-            disk?.remove(key)
+            disk?.remove(key.joined)
         }
     }
 
-    private func remember(_ key: String, _ variants: [CacheEntry]) {
+    private func remember(_ key: MemoryKey, _ variants: [CacheEntry]) {
         memory.withLock { memory in
-            memory.bytes -= memory.entries[key]?.reduce(0) { $0 + $1.cost } ?? 0
-            memory.entries[key] = variants
-            memory.bytes += variants.reduce(0) { $0 + $1.cost }
+            memory.bytes -= memory.slots[key]?.cost ?? 0
             memory.clock += 1
-            memory.lastUse[key] = memory.clock
+            let slot = Slot(variants: variants, lastUse: memory.clock)
+            memory.slots[key] = slot
+            memory.bytes += slot.cost
             while memory.bytes > memoryLimit,
-                let oldest = memory.lastUse.min(by: { $0.value < $1.value })?.key
+                let oldest = memory.slots.min(by: { $0.value.lastUse < $1.value.lastUse })?.key
             {
-                memory.bytes -= memory.entries.removeValue(forKey: oldest)?.reduce(0) { $0 + $1.cost } ?? 0
-                memory.lastUse[oldest] = nil
+                memory.bytes -= memory.slots.removeValue(forKey: oldest)?.cost ?? 0
             }
         }
+    }
+
+    /// Marks the variant `entry` as being revalidated in the background; `false` when it already is.
+    func beginBackgroundRevalidation(of entry: CacheEntry) -> Bool {
+        revalidating.withLock { $0.insert(entry.variantID).inserted }
+    }
+
+    /// Marks the variant `entry` as no longer being revalidated.
+    func endBackgroundRevalidation(of entry: CacheEntry) {
+        _ = revalidating.withLock { $0.remove(entry.variantID) }
     }
 
     static func key(for request: URLRequest) -> String {
         (request.httpMethod ?? "GET") + " " + (request.url?.absoluteString ?? "")
-    }
-}
-
-/// One stored response and what it was stored for.
-struct CacheEntry: Codable, Sendable, Equatable {
-    /// `METHOD URL`.
-    let key: String
-    /// The request's values of the headers the response varies on, lower-cased names.
-    let varyValues: [String: String]
-    let status: Int
-    var headers: [String: String]
-    let body: Data
-    var requestTime: Date
-    var responseTime: Date
-
-    var cost: Int {
-        body.count + headers.reduce(0) { $0 + $1.key.utf8.count + $1.value.utf8.count } + key.utf8.count
-    }
-
-    var headerFields: HeaderFields { HeaderFields(headers) }
-
-    init(request: URLRequest, response: Response, requestTime: Date, responseTime: Date) {
-        key = HTTPCache.key(for: request)
-        var headers: [String: String] = [:]
-        for case let (name as String, value as String) in response.response.allHeaderFields {
-            headers[name] = value
-        }
-        self.headers = headers
-        let requestHeaders = HeaderFields(request.allHTTPHeaderFields ?? [:])
-        varyValues = Self.varyNames(HeaderFields(headers)).reduce(into: [:]) { values, name in
-            values[name] = requestHeaders.value(for: name) ?? ""
-        }
-        status = response.statusCode
-        body = response.data
-        self.requestTime = requestTime
-        self.responseTime = responseTime
-    }
-
-    static func varyNames(_ headers: HeaderFields) -> [String] {
-        (headers.value(for: "Vary") ?? "").split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-    }
-
-    /// Whether a request with `headers` selects this variant.
-    func matches(_ headers: HeaderFields) -> Bool {
-        varyValues.allSatisfy { name, value in (headers.value(for: name) ?? "") == value }
-    }
-
-    func response(for request: URLRequest, source: Response.Source) -> Response {
-        var response = Response(request: request, statusCode: status, headers: headers, data: body)
-        response.source = source
-        return response
-    }
-
-    /// The entry after a 304: its headers updated from the 304's, its times those of the revalidation.
-    func revalidated(by notModified: Response, requestTime: Date, responseTime: Date) -> CacheEntry {
-        var entry = self
-        for case let (name as String, value as String) in notModified.response.allHeaderFields
-        where !["content-length", "content-encoding", "transfer-encoding"].contains(name.lowercased()) {
-            if let existing = entry.headers.keys.first(where: { HeaderFields.namesMatch($0, name) }) {
-                entry.headers[existing] = nil
-            }
-            entry.headers[name] = value
-        }
-        // A 304 without a Date is dated on arrival, so the refreshed entry does not inherit the old age.
-        if notModified.header("Date") == nil {
-            for name in entry.headers.keys where HeaderFields.namesMatch(name, "Date") {
-                entry.headers[name] = nil
-            }
-            entry.headers["Date"] = HTTPDate.format(responseTime)
-        }
-        entry.requestTime = requestTime
-        entry.responseTime = responseTime
-        return entry
     }
 }

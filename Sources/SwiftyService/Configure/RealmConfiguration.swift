@@ -10,13 +10,8 @@ import FoundationNetworking
 /// Its configuration methods carry the realm's names. A configuration created with `init()` is empty:
 /// every setting falls through to the layer below (the realm, then the defaults).
 public struct RealmConfiguration: Sendable {
-    /// One allocation shared by copies until one changes: a request's snapshot of its realm is one retain.
-    private var box = CopyOnWriteBox(Settings())
-
-    var settings: Settings {
-        _read { yield box.value }
-        _modify { yield &box.value }
-    }
+    /// One reference to immutable values: a request's snapshot of its realm is one retain.
+    var settings = Settings()
 
     /// The timeout when none is set: URLSession's own default.
     public static let defaultTimeout: TimeInterval = 60
@@ -34,19 +29,27 @@ public struct RealmConfiguration: Sendable {
     /// The largest response body kept in memory, in bytes; `nil` (the default) sets no limit.
     public var maxResponseSize: Int? { settings.maxResponseSize }
     /// The backend that sends requests.
-    public var backend: any NetworkBackend { settings.backend ?? URLSessionBackend.shared }
+    public var backend: any NetworkBackend { settings.backend ?? DefaultBackend.shared }
     /// The queue completion closures run on; `nil` runs them wherever the backend answers.
     public var callbackQueue: DispatchQueue? { settings.callbackQueue }
     /// What logs and recordings must never show: the always-secret headers and those declared here.
     public var redaction: Redaction { settings.redaction ?? .default }
     /// The middleware requests pass through, outermost first.
     public var middleware: [any Middleware] { settings.middleware }
+    /// What watches the realm's requests, in the order added.
+    public var observers: [any RequestObserver] { settings.observers }
+    /// Whether responses carry ``Response/metrics``: when asked for, or when an observer watches.
+    public var collectsMetrics: Bool { settings.collectsMetrics ?? !settings.observers.isEmpty }
     /// The statuses that count as success for endpoints that do not say; `nil` is 200–299.
     public var validStatusCodes: StatusCodes? { settings.validStatusCodes }
     /// The HTTP cache the realm's GET and HEAD requests go through, if any.
     public var cache: HTTPCache? { settings.cache }
     /// The cookie jar the realm's requests use, if it keeps cookies.
     public var cookieJar: CookieJar? { settings.cookieJar }
+    /// The TLS policy the realm's connections follow, if one is set.
+    public var tlsPolicy: TLSPolicy? { settings.tlsPolicy }
+    /// The decoder typed responses are read with, if one is set (otherwise a plain `JSONDecoder`).
+    public var decoder: JSONDecoder? { settings.decoder }
 
     /// The CRUD → HTTP mapping: ``ServiceRealm/defaultCRUDMap`` with this configuration's changes.
     public var crudMap: CRUDMap { SettingsStack(realm: self, overrides: []).crudMap }
@@ -84,12 +87,21 @@ public struct RealmConfiguration: Sendable {
 
     /// Adds a middleware after (inside) the ones already added.
     public mutating func addMiddleware(_ middleware: some Middleware) { settings.middleware.append(middleware) }
+    /// Adds an observer told every event of every request (``RequestEvent``); metrics are then collected.
+    public mutating func addObserver(_ observer: some RequestObserver) { settings.observers.append(observer) }
+    /// Whether to collect ``Response/metrics`` (off by default; on while an observer watches, unless set
+    /// to `false` here).
+    public mutating func collectMetrics(_ collect: Bool = true) { settings.collectsMetrics = collect }
 
     /// Sets the statuses that count as success for endpoints that do not declare their own.
     public mutating func setValidStatusCodes(_ codes: StatusCodes) { settings.validStatusCodes = codes }
 
     /// Decodes the bodies of unacceptable statuses into ``ServiceError/unacceptableStatusCode(_:errorBody:)``.
     public mutating func decodeErrorBodies(_ errorBody: ErrorBody) { settings.errorBody = errorBody }
+
+    /// Reads typed responses (``TypedEndpoint``, `request(as:)`, CRUD `value(as:)`) with `decoder`, e.g. one
+    /// with the module's date strategy; an endpoint's own ``SwiftyServiceProtocol/decoder`` wins over it.
+    public mutating func setDecoder(_ decoder: JSONDecoder?) { settings.decoder = decoder }
 
     /// Sends GET and HEAD requests through `cache`, which then carries out their cache policies; `nil`
     /// turns caching off.
@@ -99,6 +111,9 @@ public struct RealmConfiguration: Sendable {
     /// later requests per RFC 6265, merged with a `Cookie` header the request has (its values win).
     /// Pass the same jar to several realms to share it; `nil` keeps no cookies (the default).
     public mutating func useCookies(_ jar: CookieJar? = CookieJar()) { settings.cookieJar = jar }
+
+    /// Applies `policy` to every connection of the realm's requests; `nil` goes back to the system's rules.
+    public mutating func setTLSPolicy(_ policy: TLSPolicy?) { settings.tlsPolicy = policy }
 
     /// Lets identical GETs in flight at once (same URL and headers) share one request; each caller still
     /// gets its own result and can cancel alone.

@@ -53,6 +53,18 @@ extension ServiceRealm {
         configure { $0.addMiddleware(middleware) }
     }
 
+    /// Adds an observer told every event of every request of the realm: `.addObserver(EventHandler { … })`.
+    @discardableResult
+    public func addObserver(_ observer: some RequestObserver) -> ServiceRealm {
+        configure { $0.addObserver(observer) }
+    }
+
+    /// Collects ``Response/metrics`` for the realm's requests (on while an observer watches).
+    @discardableResult
+    public func collectMetrics(_ collect: Bool = true) -> ServiceRealm {
+        configure { $0.collectMetrics(collect) }
+    }
+
     /// Sets the statuses that count as success for this realm's endpoints that do not declare their own.
     @discardableResult
     public func setValidStatusCodes(_ codes: StatusCodes) -> ServiceRealm {
@@ -63,6 +75,13 @@ extension ServiceRealm {
     @discardableResult
     public func decodeErrorBodies(_ errorBody: ErrorBody) -> ServiceRealm {
         configure { $0.decodeErrorBodies(errorBody) }
+    }
+
+    /// Reads this realm's typed responses with `decoder`, e.g. one with the module's date strategy:
+    /// `.setDecoder(decoder)`. An endpoint's own ``SwiftyServiceProtocol/decoder`` wins over it.
+    @discardableResult
+    public func setDecoder(_ decoder: JSONDecoder?) -> ServiceRealm {
+        configure { $0.setDecoder(decoder) }
     }
 
     /// Sends GET and HEAD requests through `cache`, which then carries out their cache policies (global
@@ -78,6 +97,15 @@ extension ServiceRealm {
     @discardableResult
     public func useCookies(_ jar: CookieJar? = CookieJar()) -> ServiceRealm {
         configure { $0.useCookies(jar) }
+    }
+
+    /// Applies `policy` to every connection of this realm's requests: roots to trust, public keys to pin, a
+    /// client certificate, a minimum TLS version. A backend that cannot carry out all of it refuses each
+    /// request with ``ServiceError/InvalidRequestReason/unsupportedTLSPolicy(backend:missing:)``, sending
+    /// nothing. `nil` goes back to the system's rules.
+    @discardableResult
+    public func setTLSPolicy(_ policy: TLSPolicy?) -> ServiceRealm {
+        configure { $0.setTLSPolicy(policy) }
     }
 
     /// Lets identical GETs in flight at once (same URL and headers) share one request.

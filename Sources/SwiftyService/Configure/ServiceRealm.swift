@@ -54,7 +54,7 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
     /// The base URL endpoint paths are appended to.
     public var baseURL: URL? { configuration.baseURL }
 
-    /// The backend that sends this realm's requests; `URLSessionBackend.shared` unless one is set.
+    /// The backend that sends this realm's requests; ``DefaultBackend/shared`` unless one is set.
     public var backend: any NetworkBackend { configuration.backend }
 
     /// The request timeout in seconds (60 unless set).

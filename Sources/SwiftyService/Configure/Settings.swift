@@ -8,29 +8,70 @@ import FoundationNetworking
 /// layer below decides. A realm holds one, an endpoint makes one of what it declares, and each one-off
 /// override adds one on top (``SettingsStack``).
 ///
-/// A new setting is a field here and a mutator on ``RealmConfiguration``; a simple one (an optional value
-/// where the top layer wins) is read with ``SettingsStack/top(_:)`` and needs nothing more.
+/// The values sit behind one reference that never changes once made: a copy — one per layer per request —
+/// is one retain, however many settings there are, and reading one setting loads that field alone. A change
+/// makes a new reference; changes happen while configuring, and a request's own layer is made in one go.
+///
+/// A new setting is a field of ``Values`` and a mutator on ``RealmConfiguration``; a simple one (an optional
+/// value where the top layer wins) is read with ``SettingsStack/top(_:)`` and needs nothing more.
+@dynamicMemberLookup
 struct Settings: Sendable {
-    var base: BaseURL?
-    var headers = HeaderFields()
-    var crudHeaders: [CRUDMethod: HeaderFields] = [:]
-    var cachePolicy: URLRequest.CachePolicy?
-    var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] = [:]
-    var crudMap: CRUDMap = [:]
-    var timeout: TimeInterval?
-    var resourceTimeout: TimeInterval?
-    var maxResponseSize: Int?
-    var backend: (any NetworkBackend)?
-    var callbackQueue: DispatchQueue?
-    /// Secrets add up across layers.
-    var redaction: Redaction?
-    /// Middleware adds up across layers, lower layers outermost.
-    var middleware: [any Middleware] = []
-    var validStatusCodes: StatusCodes?
-    var errorBody: ErrorBody?
-    var coalescer: Coalescer?
-    var cache: HTTPCache?
-    var cookieJar: CookieJar?
+    struct Values: Sendable {
+        var base: BaseURL?
+        var headers = HeaderFields()
+        var crudHeaders: [CRUDMethod: HeaderFields] = [:]
+        var cachePolicy: URLRequest.CachePolicy?
+        var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] = [:]
+        var crudMap: CRUDMap = [:]
+        var timeout: TimeInterval?
+        var resourceTimeout: TimeInterval?
+        var maxResponseSize: Int?
+        var backend: (any NetworkBackend)?
+        var callbackQueue: DispatchQueue?
+        /// Secrets add up across layers.
+        var redaction: Redaction?
+        /// Middleware adds up across layers, lower layers outermost.
+        var middleware: [any Middleware] = []
+        var validStatusCodes: StatusCodes?
+        var errorBody: ErrorBody?
+        var coalescer: Coalescer?
+        var cache: HTTPCache?
+        var cookieJar: CookieJar?
+        /// Observers add up across layers.
+        var observers: [any RequestObserver] = []
+        var collectsMetrics: Bool?
+        var tlsPolicy: TLSPolicy?
+        var decoder: JSONDecoder?
+    }
+
+    private final class Storage: Sendable {
+        let values: Values
+        init(_ values: Values) { self.values = values }
+    }
+
+    private var storage: Storage
+
+    /// Shared by every layer that sets nothing: most endpoints' own.
+    private static let empty = Storage(Values())
+
+    /// Nothing set.
+    init() {
+        storage = Self.empty
+    }
+
+    /// These values, set in one go.
+    init(_ values: Values) {
+        storage = Storage(values)
+    }
+
+    subscript<Value>(dynamicMember keyPath: WritableKeyPath<Values, Value>) -> Value {
+        @inline(__always) get { storage.values[keyPath: keyPath] }
+        set {
+            var values = storage.values
+            values[keyPath: keyPath] = newValue
+            storage = Storage(values)
+        }
+    }
 }
 
 /// The layers one request's settings come from, lowest first: the realm's, the endpoint's, then one-off
@@ -100,10 +141,30 @@ struct SettingsStack {
         return policy
     }
 
+    /// Whether any layer sets headers or a cache policy per CRUD method.
+    var hasPerCRUDSettings: Bool {
+        var found = false
+        forEachLayer { layer in
+            if !layer.crudHeaders.isEmpty || !layer.crudCachePolicies.isEmpty { found = true }
+        }
+        return found
+    }
+
     /// Every layer's middleware, the realm's outermost.
-    var middleware: [any Middleware] {
-        var all: [any Middleware] = []
-        forEachLayer { layer in all += layer.middleware }
+    var middleware: [any Middleware] { appended { $0.middleware } }
+
+    /// Every layer's observers, the realm's first.
+    var observers: [any RequestObserver] { appended { $0.observers } }
+
+    /// Every layer's `field`, lowest layer first; a single layer's array as it is.
+    @inline(__always)
+    private func appended<Element>(_ field: (Settings) -> [Element]) -> [Element] {
+        var all: [Element] = []
+        forEachLayer { layer in
+            let values = field(layer)
+            guard !values.isEmpty else { return }
+            if all.isEmpty { all = values } else { all += values }
+        }
         return all
     }
 

@@ -13,7 +13,7 @@ enum PathEncoding {
     /// percent-encoded; `nil` for an empty value, `.` and `..`, which no encoding keeps in one segment.
     static func segment(_ value: String) -> String? {
         guard !value.isEmpty, value != ".", value != ".." else { return nil }
-        return PercentEncoding.encode(value, keeping: PercentEncoding.isSegmentCharacter)
+        return PercentEncoding.encode(value, keeping: .segment)
     }
 
     /// The path percent-encoded, leading slashes dropped; or why it cannot be sent.
@@ -21,7 +21,7 @@ enum PathEncoding {
         var trimmed = Substring(path)
         while trimmed.first == "/" { trimmed = trimmed.dropFirst() }
         // The usual path: nothing to encode, no value markers (they are not ASCII), no dot at all.
-        if trimmed.utf8.allSatisfy(PercentEncoding.isPathCharacter) {
+        if ASCIISet.path.containsAll(trimmed) {
             guard trimmed.utf8.contains(UInt8(ascii: ".")) else { return .success(String(trimmed)) }
             return hasDotSegment(trimmed) ? .failure(Problem(.dotSegment(path: readable(path)))) : .success(String(trimmed))
         }
@@ -30,8 +30,7 @@ enum PathEncoding {
         // Scalars, not Characters: a marker must be found even where a neighbour would join it into one grapheme.
         var rest = trimmed.unicodeScalars[...]
         while let start = rest.firstIndex(of: valueStart) {
-            PercentEncoding.append(
-                String(rest[..<start]), to: &encoded, keeping: PercentEncoding.isPathCharacter)
+            PercentEncoding.append(String(rest[..<start]), to: &encoded, keeping: .path)
             let afterStart = rest.index(after: start)
             guard let end = rest[afterStart...].firstIndex(of: valueEnd) else {
                 rest = rest[start...]
@@ -54,7 +53,7 @@ enum PathEncoding {
             encoded.append(contentsOf: value.utf8)
             rest = rest[rest.index(after: end)...]
         }
-        PercentEncoding.append(String(rest), to: &encoded, keeping: PercentEncoding.isPathCharacter)
+        PercentEncoding.append(String(rest), to: &encoded, keeping: .path)
         let result = String(decoding: encoded, as: UTF8.self)
         return hasDotSegment(Substring(result)) ? .failure(Problem(.dotSegment(path: readable(path)))) : .success(result)
     }

@@ -21,6 +21,9 @@ import FoundationNetworking
 ///
 /// let response = try await UserService.info(uid: 42).request()
 /// ```
+///
+/// A case that answers with a model gets a typed view (``TypedEndpoint``), declared once beside the enum:
+/// `static func user(uid: Int64) -> TypedEndpoint<User> { info(uid: uid).returning(User.self) }`.
 public protocol SwiftyServiceProtocol: Sendable {
     /// What ``request(completion:)`` takes. Bind it to a legacy library's own callback shape and supply
     /// ``deliver(_:to:)`` to keep call sites unchanged while the transport moves to SwiftyService.
@@ -54,9 +57,20 @@ public protocol SwiftyServiceProtocol: Sendable {
     var errorBody: ErrorBody? { get }
     /// Where to write the response body instead of memory; `nil` (the default) keeps it in `data`.
     var download: DownloadDestination? { get }
+    /// The decoder of this endpoint's typed responses; the realm's (``ServiceRealm/setDecoder(_:)``) unless set.
+    var decoder: JSONDecoder? { get }
 
     /// Hands a result to a callback of this module's own shape.
     static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType)
+    /// The one-off settings this endpoint carries: `nil`, unless it is an ``OverriddenEndpoint``. Not for
+    /// your endpoints to implement. (A requirement rather than a cast, which cost every request a
+    /// conformance lookup.)
+    @_documentation(visibility: internal) var _oneOffSettings: _OneOffSettings? { get }
+}
+
+extension SwiftyServiceProtocol {
+    /// None: an endpoint carries one-off settings only as an ``OverriddenEndpoint``.
+    @_documentation(visibility: internal) public var _oneOffSettings: _OneOffSettings? { nil }
 }
 
 extension SwiftyServiceProtocol {
@@ -82,6 +96,8 @@ extension SwiftyServiceProtocol {
     public var errorBody: ErrorBody? { nil }
     /// None: the body stays in memory.
     public var download: DownloadDestination? { nil }
+    /// The realm's.
+    public var decoder: JSONDecoder? { nil }
 }
 
 extension SwiftyServiceProtocol

@@ -20,11 +20,15 @@ extension SwiftyServiceProtocol {
         try await prepare().response()
     }
 
-    /// Sends the request and decodes the JSON body into `type`, after the status has been validated.
+    /// Sends the request and decodes the JSON body into `type`, after the status has been validated, with
+    /// `decoder` or else the endpoint's or realm's. ``returning(_:atKeyPath:)`` names the type once, where
+    /// the endpoint is declared.
     /// - Throws: ``ServiceError`` only; ``ServiceError/decoding(_:underlying:)`` when the body does not decode.
-    public func request<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) async throws -> T
-    {
-        try await request().decode(type, decoder: decoder)
+    public func request<T: Decodable>(as type: T.Type, decoder: JSONDecoder? = nil) async throws -> T {
+        let prepared = try prepare()
+        let response = try await prepared.response()
+        return try response.decode(
+            type, atKeyPath: nil, decoder: decoder ?? prepared.decoder, endpoint: self)
     }
 
     /// Sends the request and returns the response, reporting upload and download progress on the way:
@@ -84,14 +88,44 @@ extension SwiftyServiceProtocol {
         do {
             return try prepare(progress: progress).start(delivering: delivery)
         } catch {
-            let queue = oneOffLayers.last(where: { $0.callbackQueue != nil })?.callbackQueue
-                ?? realm.configuration.callbackQueue
-            return Exchange.failed(error, delivering: delivery, on: queue)
+            return failed(error, delivering: delivery)
         }
     }
 
+    /// Sends the request; `delivery` gets the outcome and the decoder typed responses are read with.
+    func send(
+        delivering delivery: @escaping @Sendable (Exchange.Outcome, JSONDecoder?) -> Void
+    ) -> RequestHandle {
+        do {
+            let prepared = try prepare()
+            let decoder = prepared.decoder
+            return prepared.start { delivery($0, decoder) }
+        } catch {
+            return failed(error) { delivery($0, nil) }
+        }
+    }
+
+    /// Streams the request to `chunk`; `delivery` gets the outcome once the body has ended.
+    func send(
+        streaming chunk: @escaping @Sendable (Data) -> Void,
+        delivering delivery: @escaping @Sendable (Exchange.Outcome, JSONDecoder?) -> Void
+    ) -> RequestHandle {
+        do {
+            return try prepare().startStream(chunk: chunk) { delivery($0, nil) }
+        } catch {
+            return failed(error) { delivery($0, nil) }
+        }
+    }
+
+    /// A request that could not be built: `delivery` hears of `error` on the callback queue it would have had.
+    private func failed(_ error: ServiceError, delivering delivery: @escaping Exchange.Waiter) -> RequestHandle {
+        let queue = oneOffLayers.last(where: { $0.callbackQueue != nil })?.callbackQueue
+            ?? realm.configuration.callbackQueue
+        return Exchange.failed(error, delivering: delivery, on: queue)
+    }
+
     /// The one-off settings this endpoint carries: none, unless it is an ``OverriddenEndpoint``.
-    private var oneOffLayers: [Settings] { (self as? any OneOffSettings)?.oneOffLayers ?? [] }
+    private var oneOffLayers: [Settings] { _oneOffSettings?.layers ?? [] }
 
     func prepare(progress: (@Sendable (TransferProgress) -> Void)? = nil) throws(ServiceError) -> PreparedRequest {
         let realm = realm
@@ -103,36 +137,51 @@ extension SwiftyServiceProtocol {
             let newer = realm.configuration
             if newer.baseURL == baseURL { snapshot = newer }
         }
+        let oneOff = _oneOffSettings
+        let draft = draft(
+            base: baseURL != snapshot.baseURL ? baseURL.map(BaseURL.init) : nil,
+            builtFrom: oneOff?.underlyingEndpoint ?? self)
+        return try RequestBuilder.prepare(
+            draft, realm: snapshot, overrides: oneOff?.layers ?? [],
+            progress: progress.map { ProgressThrottle(handler: $0) })
+    }
+
+    /// What this endpoint declares, with `base` when it differs from its realm's.
+    private func draft(base: BaseURL?, builtFrom endpoint: any SwiftyServiceProtocol) -> RequestDraft {
         var draft = RequestDraft(verb: .http(method), path: path, parameters: parameters, encoding: parameterEncoding)
         draft.body = body
         draft.sampleData = sampleData
         draft.download = download
-        let oneOff = self as? any OneOffSettings
-        draft.endpoint = oneOff?.underlyingEndpoint ?? self
-        if baseURL != snapshot.baseURL { draft.layer.base = baseURL.map(BaseURL.init) }
-        if let headers { draft.layer.headers = HeaderFields(headers) }
-        draft.layer.middleware = middleware
-        draft.layer.errorBody = errorBody
-        let codes = validStatusCodes
-        if !codes.isInherited { draft.layer.validStatusCodes = codes }
-        return try RequestBuilder.prepare(
-            draft, realm: snapshot, overrides: oneOff?.oneOffLayers ?? [],
-            progress: progress.map { ProgressThrottle(handler: $0) })
+        draft.endpoint = endpoint
+        // The endpoint's own layer, made in one go; most endpoints set nothing, and share the empty one.
+        let (headers, middleware, errorBody, decoder, codes) = (headers, middleware, errorBody, decoder, validStatusCodes)
+        guard base != nil || headers != nil || !middleware.isEmpty || errorBody != nil || decoder != nil
+            || !codes.isInherited
+        else { return draft }
+        var layer = Settings.Values()
+        layer.base = base
+        if let headers { layer.headers = HeaderFields(headers) }
+        layer.middleware = middleware
+        layer.errorBody = errorBody
+        layer.decoder = decoder
+        if !codes.isInherited { layer.validStatusCodes = codes }
+        draft.layer = Settings(layer)
+        return draft
     }
 }
 
-/// An endpoint that carries one-off settings (``OverriddenEndpoint``), read when its request is built.
-protocol OneOffSettings {
+/// The one-off settings an ``OverriddenEndpoint`` carries, read when its request is built.
+@_documentation(visibility: internal) public struct _OneOffSettings: Sendable {
     /// The one-off layers, oldest first.
-    var oneOffLayers: [Settings] { get }
+    let layers: [Settings]
     /// The endpoint under the overrides, as middleware and backends see it.
-    var underlyingEndpoint: any SwiftyServiceProtocol { get }
+    let underlyingEndpoint: any SwiftyServiceProtocol
 }
 
 /// An endpoint with one-off settings, made by ``SwiftyServiceProtocol/override(_:)``: it is an endpoint
 /// itself, so every way to send one (`request`, `transfer`, `urlRequest`…) sends it with those settings,
 /// and overriding it again layers more settings on top.
-public struct OverriddenEndpoint<Endpoint: SwiftyServiceProtocol>: SwiftyServiceProtocol, OneOffSettings {
+public struct OverriddenEndpoint<Endpoint: SwiftyServiceProtocol>: SwiftyServiceProtocol {
     /// The callback shape of the endpoint underneath.
     public typealias SwiftyServiceCallBackType = Endpoint.SwiftyServiceCallBackType
 
@@ -167,17 +216,18 @@ public struct OverriddenEndpoint<Endpoint: SwiftyServiceProtocol>: SwiftyService
     public var errorBody: ErrorBody? { endpoint.errorBody }
     /// The endpoint's download destination.
     public var download: DownloadDestination? { endpoint.download }
+    /// The endpoint's decoder.
+    public var decoder: JSONDecoder? { endpoint.decoder }
 
     /// Hands a result to a callback of the endpoint's shape.
     public static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType) {
         Endpoint.deliver(result, to: callback)
     }
 
-    var oneOffLayers: [Settings] {
-        ((endpoint as? any OneOffSettings)?.oneOffLayers ?? []) + [configuration.settings]
-    }
-
-    var underlyingEndpoint: any SwiftyServiceProtocol {
-        (endpoint as? any OneOffSettings)?.underlyingEndpoint ?? endpoint
+    /// The settings of this override, on top of those of the endpoint's own overrides.
+    @_documentation(visibility: internal) public var _oneOffSettings: _OneOffSettings? {
+        let inner = endpoint._oneOffSettings
+        return _OneOffSettings(
+            layers: (inner?.layers ?? []) + [configuration.settings], underlyingEndpoint: inner?.underlyingEndpoint ?? endpoint)
     }
 }

@@ -9,7 +9,7 @@ import FoundationNetworking
 /// ```swift
 /// let users = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
 /// ServiceRealm.get("jsonplaceholder").register(users)
-/// let user = try await users.retrieve("1").value(as: User.self)
+/// let user = try await users.retrieve("1").value(as: User.self)   // decoded with the realm's decoder
 /// ```
 /// Each call's HTTP method comes from its realm's CRUD map; the realm's headers, cache policy, timeout
 /// and backend apply. An unregistered service uses ``ServiceRealm/default``.
@@ -118,12 +118,34 @@ public final class Service: Sendable, CustomStringConvertible {
         perform(.destroy, id: id)
     }
 
+    /// Retrieves the collection, or the resource `id`, as a stream (`GET`, as mapped): the head once it has
+    /// arrived and its status was accepted, then the body as it arrives — for exports and feeds too large
+    /// to hold. See ``SwiftyServiceProtocol/stream()``.
+    /// - Throws: ``ServiceError`` only.
+    public func stream(_ id: String? = nil, query: [String: Any]? = nil) async throws -> ResponseStream {
+        try await prepare(.retrieve, id: id, query: query, configuration: realm.configuration).openStream()
+    }
+
     func perform(
         _ crud: CRUDMethod, id: String? = nil, query: [String: Any]? = nil, body: RequestBody? = nil
     ) -> ServicePromise {
         let configuration = realm.configuration
+        do {
+            return ServicePromise(try prepare(crud, id: id, query: query, body: body, configuration: configuration))
+        } catch {
+            let queue = oneOff.last(where: { $0.callbackQueue != nil })?.callbackQueue ?? configuration.callbackQueue
+            return ServicePromise(failedWith: error, callbackQueue: queue)
+        }
+    }
+
+    private func prepare(
+        _ crud: CRUDMethod, id: String?, query: [String: Any]?, body: RequestBody? = nil,
+        configuration: RealmConfiguration
+    ) throws(ServiceError) -> PreparedRequest {
         var draft = RequestDraft(verb: .crud(crud), parameters: query, encoding: .query)
-        draft.layer.base = base
+        var layer = Settings.Values()
+        layer.base = base
+        draft.layer = Settings(layer)
         draft.body = body
         if let id {
             if let segment = PathEncoding.segment(id) {
@@ -136,12 +158,7 @@ public final class Service: Sendable, CustomStringConvertible {
                         : "the resource identifier '\(id)' cannot be one path segment: servers read it as a step up or in place")
             }
         }
-        do {
-            return ServicePromise(try RequestBuilder.prepare(draft, realm: configuration, overrides: oneOff))
-        } catch {
-            let queue = oneOff.last(where: { $0.callbackQueue != nil })?.callbackQueue ?? configuration.callbackQueue
-            return ServicePromise(failedWith: error, callbackQueue: queue)
-        }
+        return try RequestBuilder.prepare(draft, realm: configuration, overrides: oneOff)
     }
 }
 

@@ -45,16 +45,20 @@ public struct ServiceResult: Sendable {
 public final class ServicePromise: Sendable {
     private let exchange: Exchange
     private let callbackQueue: DispatchQueue?
+    /// The realm's or override's decoder, for typed reads.
+    private let decoder: JSONDecoder?
 
     init(_ prepared: PreparedRequest) {
         exchange = prepared.makeExchange()
         callbackQueue = prepared.callbackQueue
+        decoder = prepared.decoder
         prepared.start(exchange)
     }
 
     init(failedWith error: ServiceError, callbackQueue: DispatchQueue?) {
         exchange = Exchange(failed: error)
         self.callbackQueue = callbackQueue
+        decoder = nil
     }
 
     /// Runs `body` once with the outcome: when it arrives, or at once if it has.
@@ -73,10 +77,44 @@ public final class ServicePromise: Sendable {
         get async throws { try await exchange.outcome(cancelling: false).get() }
     }
 
-    /// The response body decoded from JSON into `type`.
-    /// - Throws: ``ServiceError`` only.
-    public func value<T: Decodable>(as type: T.Type, decoder: JSONDecoder = JSONDecoder()) async throws -> T {
-        try await value.decode(type, decoder: decoder)
+    /// The response body decoded from JSON into `type`, whole or at `keyPath` (`"data"`), with `decoder`
+    /// or else the realm's (``ServiceRealm/setDecoder(_:)``).
+    /// - Throws: ``ServiceError`` only; ``ServiceError/decoding(_:underlying:)`` with a ``DecodingFailure``.
+    public func value<T: Decodable>(
+        as type: T.Type, atKeyPath keyPath: String? = nil, decoder: JSONDecoder? = nil
+    )
+        async throws -> T
+    {
+        let response = try await value
+        return try response.decode(
+            type, atKeyPath: keyPath, decoder: decoder ?? self.decoder, source: Self.call(response))
+    }
+
+    /// Runs `body` once with the body decoded into `type` (whole or at `keyPath`) or the failure, as
+    /// ``then(_:)`` does.
+    @discardableResult
+    public func then<T: Decodable & Sendable>(
+        as type: T.Type, atKeyPath keyPath: String? = nil,
+        _ body: @escaping @Sendable (Result<T, ServiceError>) -> Void
+    ) -> ServicePromise {
+        let decoder = decoder
+        exchange.wait(
+            Exchange.waiter(
+                { outcome in
+                    body(
+                        outcome.flatMap { response in
+                            Result { () throws(ServiceError) in
+                                try response.decode(
+                                    type, atKeyPath: keyPath, decoder: decoder, source: Self.call(response))
+                            }
+                        })
+                }, on: callbackQueue))
+        return self
+    }
+
+    /// `GET https://…/users/1`: the call, as decoding failures name it.
+    private static func call(_ response: Response) -> String {
+        "\(response.request.httpMethod ?? "GET") \(response.request.url?.absoluteString ?? "?")"
     }
 
     /// The outcome, if it has arrived.

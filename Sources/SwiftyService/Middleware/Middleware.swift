@@ -47,21 +47,72 @@ public struct RequestContext: Sendable {
     /// What the realm declares secret.
     public let redaction: Redaction
     let counter: AttemptCounter
+    /// Where the call's events go, when the realm has observers.
+    let events: EventEmitter?
+    /// The attempts' metrics, when the realm collects them.
+    let metricsLog: MetricsLog?
+    /// For a streamed call, who hears of the end of its body.
+    var streamEnd: StreamEndHandlers? = nil
 
     /// How many times the request has been handed to the backend so far.
     public var attempts: Int { counter.value }
+
+    /// Whether the call is a stream (``SwiftyServiceProtocol/stream()``): the response the chain returns is
+    /// its head, and the body comes after the chain is done.
+    public var isStream: Bool { streamEnd != nil }
+
+    /// For a stream, calls `handler` once when its body has ended: with the bytes handed to the reader, and
+    /// the error that stopped it (`nil` when the body came whole). It is also called, with the error, when
+    /// the head the chain returned was refused. Never called for a call that is not a stream.
+    public func whenStreamEnds(_ handler: @escaping @Sendable (_ bytes: Int64, _ error: ServiceError?) -> Void) {
+        streamEnd?.add(handler)
+    }
 }
 
-/// Counts the times one call reached the backend, across retries.
-final class AttemptCounter: Sendable {
-    private let count = Locked.make(0)
+/// The handlers of one streamed call's end, called once.
+final class StreamEndHandlers: Sendable {
+    private let handlers = Locked.make([@Sendable (Int64, ServiceError?) -> Void]())
 
-    var value: Int { count.value }
+    func add(_ handler: @escaping @Sendable (Int64, ServiceError?) -> Void) {
+        handlers.withLock { $0.append(handler) }
+    }
+
+    /// Calls every handler once; later calls do nothing.
+    func end(bytes: Int64, error: ServiceError?) {
+        let taken = handlers.withLock { handlers in
+            defer { handlers = [] }
+            return handlers
+        }
+        for handler in taken { handler(bytes, error) }
+    }
+}
+
+/// Counts the times one call reached the backend, across retries; and keeps the call's trace, which every
+/// attempt shares.
+final class AttemptCounter: Sendable {
+    private struct State {
+        var count = 0
+        var trace: TraceContext?
+    }
+
+    private let state = Locked.make(State())
+
+    var value: Int { state.withLock { $0.count } }
 
     func increment() -> Int {
-        count.withLock { count in
-            count += 1
-            return count
+        state.withLock { state in
+            state.count += 1
+            return state.count
+        }
+    }
+
+    /// The call's trace: the one kept, or `make()`'s, kept from now on.
+    func trace(_ make: () -> TraceContext) -> TraceContext {
+        state.withLock { state in
+            if let trace = state.trace { return trace }
+            let trace = make()
+            state.trace = trace
+            return trace
         }
     }
 }

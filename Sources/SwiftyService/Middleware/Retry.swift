@@ -137,19 +137,21 @@ public struct RetryMiddleware: Middleware {
                 response = try await next(request)
             } catch let error as ServiceError {
                 guard mayRetry, retry < policy.maxRetries, policy.shouldRetry(error) else { throw error }
-                try await wait(policy.delay(beforeRetry: retry, after: nil))
+                try await wait(policy.delay(beforeRetry: retry, after: nil), context, reason: "\(error.kind)")
                 retry += 1
                 continue
             }
             guard mayRetry, retry < policy.maxRetries,
                 policy.retryableStatusCodes.contains(response.statusCode)
             else { return response }
-            try await wait(policy.delay(beforeRetry: retry, after: response))
+            try await wait(
+                policy.delay(beforeRetry: retry, after: response), context, reason: "status \(response.statusCode)")
             retry += 1
         }
     }
 
-    private func wait(_ seconds: TimeInterval) async throws {
+    private func wait(_ seconds: TimeInterval, _ context: RequestContext, reason: String) async throws {
+        context.events?.emit(.retryScheduled(attempt: context.attempts, delay: seconds, reason: reason))
         try Task.checkCancellation()
         try await policy.clock.sleep(seconds)
         try Task.checkCancellation()

@@ -100,10 +100,10 @@ public final class TokenAuthentication: Middleware {
     public func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
         -> Response
     {
-        let token = try await usableToken()
+        let token = try await usableToken(context)
         let response = try await next(authorized(request, with: token))
         guard response.statusCode == 401 else { return response }
-        let renewed = try await renewedToken(replacing: token)
+        let renewed = try await renewedToken(replacing: token, context)
         return try await next(authorized(request, with: renewed))
     }
 
@@ -118,19 +118,22 @@ public final class TokenAuthentication: Middleware {
     }
 
     /// The current token if it is fresh, otherwise a refreshed one.
-    private func usableToken() async throws -> AccessToken {
+    private func usableToken(_ context: RequestContext) async throws -> AccessToken {
         if let token = state.withLock({ $0.token }), isFresh(token) { return token }
-        return try await renewedToken(replacing: nil)
+        return try await renewedToken(replacing: nil, context)
     }
 
     /// A token newer than `rejected`: the one another request already got, or one from a refresh that
     /// this call starts or joins.
-    private func renewedToken(replacing rejected: AccessToken?) async throws -> AccessToken {
-        let refreshing = try state.withLock { state -> Task<AccessToken, any Error> in
+    /// The request that starts a refresh tells its observers when it starts and ends.
+    private func renewedToken(replacing rejected: AccessToken?, _ context: RequestContext) async throws
+        -> AccessToken
+    {
+        let (refreshing, started) = try state.withLock { state -> (Task<AccessToken, any Error>, Bool) in
             if let current = state.token, current != rejected, isFresh(current) {
-                return Task { current }
+                return (Task { current }, false)
             }
-            if let refreshing = state.refreshing { return refreshing }
+            if let refreshing = state.refreshing { return (refreshing, false) }
             let moment = now()
             state.refreshes.removeAll { moment.timeIntervalSince($0) >= window }
             guard state.refreshes.count < maxRefreshes else {
@@ -140,10 +143,12 @@ public final class TokenAuthentication: Middleware {
             let refresh = refresh
             let task = Task { try await refresh() }
             state.refreshing = task
-            return task
+            return (task, true)
         }
+        if started { context.events?.emit(.tokenRefreshStarted) }
         do {
             let token = try await refreshing.value
+            if started { context.events?.emit(.tokenRefreshEnded(succeeded: true)) }
             state.withLock { state in
                 if state.refreshing == refreshing {
                     state.token = token
@@ -152,6 +157,7 @@ public final class TokenAuthentication: Middleware {
             }
             return token
         } catch {
+            if started { context.events?.emit(.tokenRefreshEnded(succeeded: false)) }
             state.withLock { state in
                 if state.refreshing == refreshing { state.refreshing = nil }
             }

@@ -11,14 +11,15 @@ protocol Settling: Sendable {
     func settle(_ answer: Exchange.Outcome) -> Exchange.Outcome
     /// Cleans up after an answer that came when the exchange had ended without it.
     func discard(_ answer: Exchange.Outcome)
-    /// The exchange ended without its answer (cancelled, timed out, abandoned): nothing more may be reported.
-    func stop()
+    /// The exchange ended without its answer (cancelled, timed out, abandoned) with `outcome`: nothing more
+    /// may be reported.
+    func stop(_ outcome: Exchange.Outcome)
 }
 
 extension Settling {
     func settle(_ answer: Exchange.Outcome) -> Exchange.Outcome { answer }
     func discard(_ answer: Exchange.Outcome) {}
-    func stop() {}
+    func stop(_ outcome: Exchange.Outcome) {}
 }
 
 /// An answer with no effects of its own: an attempt's, a shared flight's.
@@ -60,11 +61,7 @@ final class Exchange: Sendable {
 
     /// Whether the outcome is decided (or being settled).
     var isFinished: Bool {
-        state.withLock { state in
-            if case .idle = state.phase { return false }
-            if case .running = state.phase { return false }
-            return true
-        }
+        state.withLock { state in state.phase == .settling || state.phase == .finished }
     }
 
     /// Whether the exchange ended as cancelled.
@@ -85,7 +82,7 @@ final class Exchange: Sendable {
         let outcome = settling.settle(answer)
         let (waiters, deadline) = state.withLock { $0.settled(outcome) }
         deadline?.cancel()
-        for waiter in waiters { waiter(outcome) }
+        waiters.tell(outcome)
     }
 
     /// Ends the exchange as cancelled, unless its outcome is decided already; the work is told to stop.
@@ -103,10 +100,10 @@ final class Exchange: Sendable {
     private func end(_ outcome: Outcome) {
         guard let (waiters, work, deadline) = state.withLock({ $0.end(outcome) }) else { return }
         deadline?.cancel()
-        settling.stop()
+        settling.stop(outcome)
         // The waiters hear first: stopping a transfer can take a while (URLSession on Linux waits for the
         // transfer's next event).
-        for waiter in waiters { waiter(outcome) }
+        waiters.tell(outcome)
         work?.cancel()
     }
 
@@ -131,7 +128,7 @@ final class Exchange: Sendable {
         deadline?.cancel()
         waiter(cancelled)
         if let work {
-            settling.stop()
+            settling.stop(cancelled)
             work.cancel()
         }
     }
@@ -139,6 +136,15 @@ final class Exchange: Sendable {
     /// Waits for the outcome in a task. When the task is cancelled, the wait ends at once as cancelled; with
     /// `cancelling`, the exchange itself is cancelled, otherwise only this wait stops.
     func outcome(cancelling: Bool) async -> Outcome {
+        if cancelling {
+            // Cancelling the exchange ends every wait, this one included (a wait that starts after it gets the
+            // outcome at once): nothing to remember about this wait.
+            return await withTaskCancellationHandler {
+                await untilFinished()
+            } onCancel: {
+                cancel()
+            }
+        }
         let wait = Locked.make(WaitState())
         return await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
@@ -160,6 +166,18 @@ final class Exchange: Sendable {
                 stopWaiting(id)
             }
         }
+    }
+
+    /// Waits for the outcome, whatever happens to the task meanwhile.
+    func untilFinished() async -> Outcome {
+        // Unchecked: the exchange tells each waiter exactly once, which is what a checked continuation would
+        // check, at the cost of an allocation per request.
+        let outcome = await withUnsafeContinuation { continuation in wait { continuation.resume(returning: $0) } }
+        // The answering thread built the outcome and then released this lock. Taking it once more orders that
+        // work before ours for ThreadSanitizer too: a continuation resumed before its task had suspended was
+        // once reported as a race (in a CI rehearsal), the runtime's own ordering being invisible to it.
+        state.withLock { _ in }
+        return outcome
     }
 
     private struct WaitState {

@@ -14,12 +14,39 @@ struct ExchangeState<Outcome> {
         case idle
         case running
         case settling
-        case finished(Outcome)
+        case finished
     }
 
     typealias Waiter = @Sendable (Outcome) -> Void
 
+    /// The waiters to tell an outcome. Most exchanges have one: it comes without an array.
+    struct Waiters {
+        private(set) var first: Waiter?
+        private(set) var others: [Waiter] = []
+
+        init(first: Waiter? = nil, others: [Waiter] = []) {
+            self.first = first
+            self.others = others
+        }
+
+        var count: Int { (first == nil ? 0 : 1) + others.count }
+
+        func forEach(_ body: (Waiter) -> Void) {
+            if let first { body(first) }
+            others.forEach(body)
+        }
+
+        /// Tells each waiter `outcome`, in the order they came.
+        func tell(_ outcome: Outcome) {
+            first?(outcome)
+            for waiter in others { waiter(outcome) }
+        }
+    }
+
     private(set) var phase = Phase.idle
+    /// The outcome, once finished. Kept apart from the phase: the phase is tested at every event, and a
+    /// phase that carried the outcome would be copied with it each time.
+    private(set) var outcome: Outcome?
     /// What stops the work in flight, once the work has said.
     private var work: BackendTask?
     private var deadline: Deadline?
@@ -36,19 +63,11 @@ struct ExchangeState<Outcome> {
         self.endsWhenAbandoned = endsWhenAbandoned
     }
 
-    var isFinished: Bool {
-        if case .finished = phase { return true }
-        return false
-    }
-
-    var outcome: Outcome? {
-        if case let .finished(outcome) = phase { return outcome }
-        return nil
-    }
+    var isFinished: Bool { phase == .finished }
 
     /// Whether the work may start: only from `idle`.
     mutating func start() -> Bool {
-        guard case .idle = phase else { return false }
+        guard phase == .idle else { return false }
         phase = .running
         return true
     }
@@ -56,7 +75,7 @@ struct ExchangeState<Outcome> {
     /// Keeps the work's stopper; `false` when the exchange ended without its answer and the work must be
     /// stopped now. (Work that answered before `send` returned has nothing left to stop.)
     mutating func attach(_ task: BackendTask) -> Bool {
-        guard case .running = phase else { return !stopped }
+        guard phase == .running else { return !stopped }
         work = task
         return true
     }
@@ -70,21 +89,21 @@ struct ExchangeState<Outcome> {
 
     /// The work answered. `true`: settle it, it is the outcome. `false`: the exchange ended first; discard it.
     mutating func answer() -> Bool {
-        guard case .running = phase else { return false }
+        guard phase == .running else { return false }
         phase = .settling
         work = nil
         return true
     }
 
     /// The outcome is ready: the exchange is finished, and these waiters are told (and this deadline called off).
-    mutating func settled(_ outcome: Outcome) -> (waiters: [Waiter], deadline: Deadline?) {
-        guard case .settling = phase else { return ([], nil) }
+    mutating func settled(_ outcome: Outcome) -> (waiters: Waiters, deadline: Deadline?) {
+        guard phase == .settling else { return (Waiters(), nil) }
         return finish(outcome)
     }
 
     /// Ends the exchange without its answer (cancelled, timed out): the waiters to tell, the work to stop,
     /// the deadline to call off; `nil` when it was settling or over already.
-    mutating func end(_ outcome: Outcome) -> (waiters: [Waiter], work: BackendTask?, deadline: Deadline?)? {
+    mutating func end(_ outcome: Outcome) -> (waiters: Waiters, work: BackendTask?, deadline: Deadline?)? {
         switch phase {
         case .idle, .running:
             let task = work
@@ -96,11 +115,11 @@ struct ExchangeState<Outcome> {
         }
     }
 
-    private mutating func finish(_ outcome: Outcome) -> (waiters: [Waiter], deadline: Deadline?) {
-        phase = .finished(outcome)
-        var told: [Waiter] = []
-        if let firstWaiter { told.append(firstWaiter.waiter) }
-        told += otherWaiters.map(\.waiter)
+    private mutating func finish(_ outcome: Outcome) -> (waiters: Waiters, deadline: Deadline?) {
+        phase = .finished
+        self.outcome = outcome
+        let told = Waiters(
+            first: firstWaiter?.waiter, others: otherWaiters.isEmpty ? [] : otherWaiters.map(\.waiter))
         defer {
             firstWaiter = nil
             otherWaiters = []

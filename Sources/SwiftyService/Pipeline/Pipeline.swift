@@ -13,10 +13,21 @@ extension PreparedRequest {
     }
 
     /// Starts the request in `exchange`: straight to the backend when there is no middleware (no task, no
-    /// hop), through the chain in a task otherwise.
-    func start(_ exchange: Exchange) {
+    /// hop), through the chain in a task otherwise. `askingCache: false` when the leading cache has just
+    /// said it has no immediate answer.
+    func start(_ exchange: Exchange, askingCache: Bool = true) {
+        backendRequest.events?.emit(.built(urlRequest))
         if let resourceTimeout { exchange.expire(after: resourceTimeout) }
         guard middleware.isEmpty else {
+            // A fresh hit of a cache first in the chain needs no task: nothing before it must see the request.
+            if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
+                backendRequest.events?.emit(.cacheHit)
+                exchange.start { answer in
+                    answer(.success(hit))
+                    return .uncancellable
+                }
+                return
+            }
             exchange.start { answer in
                 let task = Task { answer(await throughChain()) }
                 return BackendTask { task.cancel() }
@@ -25,6 +36,16 @@ extension PreparedRequest {
         }
         let request = urlRequest
         exchange.start { answer in
+            let jar = backendRequest.cookieJar
+            let completion: @Sendable (Result<Response, any Error>) -> Void = { result in
+                if let jar, case let .success(response) = result { response.keepCookies(in: jar) }
+                answer(result.mapError { ServiceError($0, request: request) })
+            }
+            backendRequest.events?.emit(.attemptStarted(attempt: 1, request))
+            // Most requests go as built: no copy to change, no policy to check.
+            if jar == nil, backendRequest.tlsPolicy == nil, !backendRequest.needsAdapting(for: backend) {
+                return backend.send(backendRequest, completion: completion)
+            }
             var sent = backendRequest
             do {
                 try sent.adapt(for: backend)
@@ -33,22 +54,27 @@ extension PreparedRequest {
                 return .uncancellable
             }
             sent.addCookies()
-            let jar = sent.cookieJar
-            return backend.send(sent) { result in
-                if case let .success(response) = result { response.keepCookies(in: jar) }
-                answer(result.mapError { ServiceError($0, request: request) })
-            }
+            return backend.send(sent, completion: completion)
         }
     }
 
     /// Sends the request and waits for the answer; cancelling the task cancels the request. The realm's
     /// callback queue plays no part: the caller's task resumes on its own executor.
     func response() async throws -> Response {
+        // A fresh hit of a cache first in the chain needs no exchange either: an answer there before the
+        // request starts has no backend, timer or task to race, and is settled as the exchange would.
+        // Cancelled already, the request takes the exchange's way, which ends it as cancelled.
+        let askingCache = leadingCache != nil && !Task.isCancelled
+        if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
+            backendRequest.events?.emit(.built(urlRequest))
+            backendRequest.events?.emit(.cacheHit)
+            return try settle(.success(hit)).get()
+        }
         let exchange = makeExchange()
         // Cancelled before it starts, the request is never sent.
         return try await withTaskCancellationHandler {
-            start(exchange)
-            return try await exchange.outcome(cancelling: true).get()
+            start(exchange, askingCache: !askingCache)
+            return try await exchange.untilFinished().get()
         } onCancel: {
             exchange.cancel()
         }
@@ -58,7 +84,8 @@ extension PreparedRequest {
     private func throughChain() async -> Exchange.Outcome {
         let context = RequestContext(
             builtFrom: backendRequest.builtFrom, crudMethod: backendRequest.crudMethod,
-            redaction: backendRequest.redaction, counter: AttemptCounter())
+            redaction: backendRequest.redaction, counter: AttemptCounter(), events: backendRequest.events,
+            metricsLog: metricsLog)
         do {
             return .success(try await link(0, context: context)(urlRequest))
         } catch {
@@ -82,26 +109,16 @@ extension PreparedRequest {
     /// One trip to the backend, in an exchange of its own, for a request a middleware may have changed;
     /// every status comes back. Cancelling the task cancels the attempt.
     private func attempt(_ request: URLRequest, context: RequestContext) async throws -> Response {
-        // A middleware may have changed the request after it was checked: nothing unsafe goes out.
-        if let problem = TransportRules.problem(with: request) {
-            throw ServiceError.invalidRequest(
-                problem, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"),
-                url: (request.url?.absoluteString ?? "?").abbreviatedURL)
-        }
-        let number = context.counter.increment()
-        var sent = backendRequest
-        sent.urlRequest = request
-        // A middleware may set any timeout; backends (a legacy library's among them) get one they can use.
-        let timeout = request.timeoutInterval
-        if timeout.usableTimeout != timeout { sent.urlRequest.timeoutInterval = timeout.usableTimeout }
+        var (number, sent) = try attemptRequest(request, context: context)
         try sent.adapt(for: backend)
         sent.addCookies()
+        context.events?.emit(.attemptStarted(attempt: number, sent.urlRequest))
         let attempt = Exchange(request: request)
         let backend = backend
         let outcome = await withTaskCancellationHandler {
             attempt.start { [sent] answer in
                 backend.send(sent) { result in
-                    if case let .success(response) = result { response.keepCookies(in: sent.cookieJar) }
+                    if let jar = sent.cookieJar, case let .success(response) = result { response.keepCookies(in: jar) }
                     answer(result.mapError { ServiceError($0, request: request) })
                 }
             }
@@ -111,7 +128,34 @@ extension PreparedRequest {
         }
         var response = try outcome.mapError { $0.counting(number) }.get()
         response.attempts = number
+        context.events?.emit(.responseHead(attempt: number, response.response))
+        if let log = context.metricsLog {
+            for var metrics in response.metrics {
+                metrics.attempt = number
+                log.add(metrics)
+            }
+            response.metrics = log.all
+        }
         return response
+    }
+}
+
+extension PreparedRequest {
+    /// The next attempt's number and the request it sends: `request` as a middleware left it, checked
+    /// again (nothing unsafe goes out), with a timeout every backend can use (a middleware may set any).
+    func attemptRequest(_ request: URLRequest, context: RequestContext) throws(ServiceError)
+        -> (number: Int, sent: BackendRequest)
+    {
+        if let problem = TransportRules.problem(with: request) {
+            throw .invalidRequest(
+                problem, method: HTTPMethod(rawValue: request.httpMethod ?? "GET"),
+                url: (request.url?.absoluteString ?? "?").abbreviatedURL)
+        }
+        var sent = backendRequest
+        sent.urlRequest = request
+        let timeout = request.timeoutInterval
+        if timeout.usableTimeout != timeout { sent.urlRequest.timeoutInterval = timeout.usableTimeout }
+        return (context.counter.increment(), sent)
     }
 }
 
@@ -137,10 +181,17 @@ extension Exchange {
 }
 
 extension BackendRequest {
+    /// Whether ``adapt(for:)`` would change anything.
+    func needsAdapting(for backend: any NetworkBackend) -> Bool {
+        (bodySource != nil || downloadFile != nil) && !backend.supportsStreaming
+    }
+
     /// Makes the request one `backend` can take: a backend that does not stream gets the file body in
-    /// memory and no download file (SwiftyService writes the download after it answers).
+    /// memory and no download file (SwiftyService writes the download after it answers). A TLS policy the
+    /// backend cannot carry out fails the request here, before anything is sent.
     mutating func adapt(for backend: any NetworkBackend) throws {
-        guard bodySource != nil || downloadFile != nil, !backend.supportsStreaming else { return }
+        try checkTLSPolicy(for: backend)
+        guard needsAdapting(for: backend) else { return }
         if let file = bodySource {
             urlRequest.httpBody = try Data(contentsOf: file.url)
             bodySource = nil

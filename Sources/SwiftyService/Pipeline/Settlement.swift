@@ -8,10 +8,28 @@ import FoundationNetworking
 /// one place that runs them, and only for the outcome its exchange delivers.
 extension PreparedRequest: Settling {
     func settle(_ answer: Exchange.Outcome) -> Exchange.Outcome {
-        guard case var .success(response) = answer else {
+        guard let events = backendRequest.events else { return outcome(of: answer) }
+        // Through middleware, each attempt told its head already.
+        if middleware.isEmpty, case let .success(response) = answer {
+            events.emit(.responseHead(attempt: 1, response.response))
+        }
+        let outcome = outcome(of: answer)
+        events.finish(outcome, metrics: metricsLog?.all ?? [])
+        return outcome
+    }
+
+    private func outcome(of answer: Exchange.Outcome) -> Exchange.Outcome {
+        guard case let .success(accepted) = answer else {
             discardDownload()
             return answer
         }
+        // The usual answer has nothing to settle: passed on as it is, not rebuilt around a copy.
+        if download == nil, backendRequest.progress == nil, validStatusCodes.contains(accepted.statusCode),
+            sizeProblem(of: accepted) == nil
+        {
+            return answer
+        }
+        var response = accepted
         if let tooLarge = sizeProblem(of: response) {
             discardDownload()
             return .failure(tooLarge)
@@ -30,8 +48,9 @@ extension PreparedRequest: Settling {
         discardDownload()
     }
 
-    func stop() {
+    func stop(_ outcome: Exchange.Outcome) {
         backendRequest.progress?.stop()
+        backendRequest.events?.finish(outcome, metrics: metricsLog?.all ?? [])
     }
 
     /// Moves an accepted download into place; a refused one keeps the start of its body, to explain why.

@@ -20,6 +20,9 @@ public struct Response: Sendable, CustomStringConvertible {
     public internal(set) var source = Source.network
     /// The file the body was written to, for a download; `data` is then empty.
     public internal(set) var fileURL: URL?
+    /// How each attempt went over the network, phase by phase, when the realm collects metrics; empty
+    /// otherwise. Backends that measure set it (one entry for their attempt).
+    public var metrics: [TransferMetrics] = []
 
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
@@ -55,8 +58,32 @@ public struct Response: Sendable, CustomStringConvertible {
         self.data = data
     }
 
+    /// A response from fields already read, as CurlBackend has them; `url` defaults to the request's.
+    init(request: URLRequest, statusCode: Int, fields: HeaderFields, data: Data, url: URL? = nil) {
+        self.request = request
+        head = Head(
+            url: url ?? request.url ?? URL(string: "about:blank")!, statusCode: statusCode, fields: fields)
+        self.data = data
+    }
+
+    /// A response from fields already read and one more field whose name they lack, as the cache serves
+    /// them: its stored fields with an `Age`.
+    init(
+        request: URLRequest, statusCode: Int, fields: HeaderFields, adding added: HeaderFields.Field,
+        data: Data
+    ) {
+        self.request = request
+        head = Head(
+            url: request.url ?? URL(string: "about:blank")!, statusCode: statusCode, fields: fields,
+            adding: added)
+        self.data = data
+    }
+
     /// The HTTP status code.
     public var statusCode: Int { head.statusCode }
+
+    /// Every response header, as the cache stores them.
+    var allHeaders: [String: String] { head.allHeaders }
 
     /// A response header's value; names compare case-insensitively.
     public func header(_ name: String) -> String? {
@@ -113,35 +140,64 @@ extension Response {
         let statusCode: Int
         private let url: URL
         private let fields: HeaderFields
+        /// A field after `fields`, kept apart so that fields shared by many responses (a cache entry's) are
+        /// not copied to add it; its name is none of theirs.
+        private let added: HeaderFields.Field?
         private let made: Locked<HTTPURLResponse?>
 
         init(_ response: HTTPURLResponse) {
             statusCode = response.statusCode
             url = response.url ?? URL(string: "about:blank")!
             fields = HeaderFields()
+            added = nil
             made = .make(response)
         }
 
-        init(url: URL, statusCode: Int, headers: HTTPHeaderDictionary) {
+        convenience init(url: URL, statusCode: Int, headers: HTTPHeaderDictionary) {
+            self.init(url: url, statusCode: statusCode, fields: HeaderFields(unsorted: headers))
+        }
+
+        init(url: URL, statusCode: Int, fields: HeaderFields, adding added: HeaderFields.Field? = nil) {
             self.statusCode = statusCode
             self.url = url
-            fields = HeaderFields(unsorted: headers)
+            self.fields = fields
+            self.added = added
             made = .make(nil)
+        }
+
+        /// `fields` and the added field, as a dictionary.
+        private var dictionary: [String: String] {
+            var dictionary = fields.dictionary
+            if let added { dictionary[added.name] = added.value }
+            return dictionary
         }
 
         var response: HTTPURLResponse {
             made.withLock { made in
                 if let made { return made }
                 let response = HTTPURLResponse(
-                    url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: fields.dictionary
+                    url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: dictionary
                 )!
                 made = response
                 return response
             }
         }
 
+        /// Every header, without making the `HTTPURLResponse` when there is none yet.
+        var allHeaders: [String: String] {
+            if let made = made.value {
+                var headers: [String: String] = [:]
+                for case let (name as String, value as String) in made.allHeaderFields {
+                    headers[name] = value
+                }
+                return headers
+            }
+            return dictionary
+        }
+
         func header(_ name: String) -> String? {
             if let made = made.value { return made.value(forHTTPHeaderField: name) }
+            if let added, HeaderFields.namesMatch(added.name, name) { return added.value }
             return fields.value(for: name)
         }
     }

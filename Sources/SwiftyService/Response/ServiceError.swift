@@ -54,6 +54,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         case dotSegment(path: String)
         /// The URL is longer than 65,536 characters.
         case urlTooLong(length: Int)
+        /// The realm's ``TLSPolicy`` asks for what the backend cannot do; sending without it would connect
+        /// to a server the policy would refuse.
+        case unsupportedTLSPolicy(backend: String, missing: TLSFeatures)
 
         /// The cause in words.
         public var description: String {
@@ -79,6 +82,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
                     + "from outside in a path with \\(pathSegment: value)"
             case let .urlTooLong(length):
                 "the URL is \(length) characters long; at most \(HTTPLimits.maxURLLength) are sent"
+            case let .unsupportedTLSPolicy(backend, missing):
+                "the realm's TLS policy needs \(missing), which \(backend) cannot do here; use a backend "
+                    + "that can (CurlBackend does all of it) or drop that part of the policy"
             }
         }
     }
@@ -259,5 +265,17 @@ public struct ResponseTooLarge: Error, CustomStringConvertible {
     /// The failure for a body over `limit` bytes.
     public init(limit: Int) {
         self.limit = limit
+    }
+}
+
+extension ServiceError {
+    /// The attempts' metrics, where the error carries a response (an unacceptable status, a body that did
+    /// not decode) and the realm collects them. A transfer that failed reports its attempts' metrics to the
+    /// realm's observers instead (``RequestEvent/Kind/failed(_:metrics:)``).
+    public var metrics: [TransferMetrics] {
+        switch self {
+        case let .unacceptableStatusCode(response, _), let .decoding(response, _): response.metrics
+        default: []
+        }
     }
 }

@@ -39,8 +39,10 @@ package enum TLSFailure {
         // CURLE_SEND_ERROR, CURLE_RECV_ERROR: TLS 1.3 sends its verdict on the client certificate after the
         // handshake, so an alert may arrive with the first read; a plain reset stays a lost connection.
         case 55, 56: code = handshakeCode(reason, certificateRequested: certificateRequested)
-        // CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS.
-        case 83, 90, 91: code = .serverCertificateUntrusted
+        // CURLE_SSL_PINNEDPUBKEYNOTMATCH: checked during the handshake, before any request byte.
+        case 90: return pinMismatch(reason: reason, url: url)
+        // CURLE_SSL_ISSUER_ERROR, CURLE_SSL_INVALIDCERTSTATUS.
+        case 83, 91: code = .serverCertificateUntrusted
         // CURLE_SSL_CLIENTCERT: the server wants a client certificate.
         case 98: code = .clientCertificateRequired
         // The TLS library itself: engines, ciphers, the CA file, a local client certificate, shutdown.
@@ -120,6 +122,17 @@ package enum TLSFailure {
         ]
         if aboutOurCertificate.contains(where: { name.hasPrefix($0) }) { return .clientCertificateRejected }
         return .secureConnectionFailed
+    }
+
+    /// The `userInfo` key (value `true`) that tells a pin mismatch from the other untrusted certificates.
+    package static let pinMismatchKey = "SwiftyServicePublicKeyPinMismatch"
+
+    /// A server whose leaf key matches none of the policy's pins: `serverCertificateUntrusted`, as Apple
+    /// reports a failed trust evaluation, marked with ``pinMismatchKey``.
+    package static func pinMismatch(reason: String, url: URL?) -> URLError {
+        var info: [String: Any] = [NSLocalizedDescriptionKey: reason, pinMismatchKey: true]
+        if let url { info[NSURLErrorFailingURLErrorKey] = url }
+        return URLError(.serverCertificateUntrusted, userInfo: info)
     }
 
     /// A TLS failure: `code`, with `reason` as its description.

@@ -29,11 +29,36 @@ public protocol NetworkBackend: Sendable {
     /// memory before `send` and writes downloads to their files after it, so every backend handles
     /// uploads and downloads.
     var supportsStreaming: Bool { get }
+
+    /// The parts of a realm's ``TLSPolicy`` this backend carries out on every connection it makes for a
+    /// request (``BackendRequest/tlsPolicy``). A request whose policy needs more is refused with
+    /// ``ServiceError/InvalidRequestReason/unsupportedTLSPolicy(backend:missing:)`` before `send` is called.
+    ///
+    /// None by default, so a backend that does not say fails closed. Declare a feature only if the backend
+    /// also never reuses a connection made under another policy for the request.
+    var supportedTLSFeatures: TLSFeatures { get }
 }
 
 extension NetworkBackend {
     /// `false`: SwiftyService moves file bodies and downloads through memory for this backend.
     public var supportsStreaming: Bool { false }
+
+    /// None: a realm with a TLS policy cannot send through this backend.
+    public var supportedTLSFeatures: TLSFeatures { [] }
+}
+
+extension BackendRequest {
+    /// Refuses the request when its realm sets a TLS policy that `backend` cannot carry out in full:
+    /// failing closed, before anything is sent, instead of connecting without a pin or a root.
+    func checkTLSPolicy(for backend: any NetworkBackend) throws(ServiceError) {
+        guard let tlsPolicy else { return }
+        let missing = tlsPolicy.requiredFeatures.subtracting(backend.supportedTLSFeatures)
+        guard !missing.isEmpty else { return }
+        throw .invalidRequest(
+            .unsupportedTLSPolicy(backend: String(describing: type(of: backend)), missing: missing),
+            method: HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET"),
+            url: (urlRequest.url?.absoluteString ?? "?").abbreviatedURL)
+    }
 }
 
 /// A backend for a network library with an `async` API: implement one `async` method.
@@ -90,8 +115,18 @@ public struct BackendRequest: Sendable {
     /// The largest body the realm accepts in memory; a backend that can should stop the transfer and fail
     /// with ``ResponseTooLarge`` once the body (or its declared length) goes past it.
     public internal(set) var maxResponseSize: Int?
+    /// The realm's TLS policy, which the backend applies to every connection it makes for the request. Only
+    /// backends whose ``NetworkBackend/supportedTLSFeatures`` cover it see one.
+    public internal(set) var tlsPolicy: TLSPolicy?
     var bodySource: BodyFile?
     var progress: ProgressThrottle?
+    /// Whether the realm collects metrics: a backend that can measures the attempt into
+    /// ``Response/metrics`` (one ``TransferMetrics``).
+    public internal(set) var collectsMetrics = false
+    /// Where the call's events go, when the realm has observers.
+    var events: EventEmitter?
+    /// Where a streamed response goes as it arrives, for backends that stream it through their delegate.
+    var streamSink: StreamSink?
     /// The realm's cookie jar, if it keeps cookies.
     var cookieJar: CookieJar?
     /// The `Cookie` header the request had before the jar's cookies joined it.
@@ -99,13 +134,23 @@ public struct BackendRequest: Sendable {
 
     init(
         urlRequest: URLRequest, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?, sampleData: Data,
-        redaction: Redaction
+        redaction: Redaction, bodySource: BodyFile? = nil, downloadFile: URL? = nil, maxResponseSize: Int? = nil,
+        cookieJar: CookieJar? = nil, tlsPolicy: TLSPolicy? = nil, progress: ProgressThrottle? = nil,
+        collectsMetrics: Bool = false, events: EventEmitter? = nil
     ) {
         self.urlRequest = urlRequest
         self.builtFrom = builtFrom
         self.crudMethod = crudMethod
         self.sampleData = sampleData
         self.redaction = redaction
+        self.bodySource = bodySource
+        self.downloadFile = downloadFile
+        self.maxResponseSize = maxResponseSize
+        self.cookieJar = cookieJar
+        self.tlsPolicy = tlsPolicy
+        self.progress = progress
+        self.collectsMetrics = collectsMetrics
+        self.events = events
     }
 
     /// Reports how far the transfer has come; SwiftyService throttles what reaches the caller.

@@ -16,6 +16,12 @@ public enum RedirectPolicy: Sendable {
 
     /// At most 10 redirects.
     public static let `default` = RedirectPolicy.follow(max: 10)
+
+    /// Whether a 3xx (with its body) may be the answer: a policy that stops at some redirects.
+    var mayAnswerWithARedirect: Bool {
+        if case .follow = self { return false }
+        return true
+    }
 }
 
 /// A redirect that SwiftyService does not follow: one to a scheme other than http or https (`file:`,
@@ -103,6 +109,11 @@ extension RedirectPolicy {
         request.cookieJar?.keep(response.value(forHTTPHeaderField: "Set-Cookie"), from: response.url ?? sent.url)
         let step = step(
             after: response, sent: sent, proposed: proposed, secrets: request.redaction, redirects: redirects)
+        if let events = request.events, case let .follow(next) = step, let from = sent.url ?? response.url,
+            let to = next.url
+        {
+            events.emit(.redirected(from: from, to: to, statusCode: response.statusCode))
+        }
         guard case var .follow(next) = step, request.cookieJar != nil else { return step }
         next.setValue(request.cookieHeader(forHopTo: next, from: sent.url), forHTTPHeaderField: "Cookie")
         return .follow(next)

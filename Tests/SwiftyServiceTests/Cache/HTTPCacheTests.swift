@@ -9,7 +9,11 @@ import FoundationNetworking
 /// A clock a test moves by hand.
 final class ManualClock: @unchecked Sendable {
     private let lock = NSLock()
-    private var current = Date(timeIntervalSince1970: 1_700_000_000)
+    private var current: Date
+
+    init(startingAt start: Date = Date(timeIntervalSince1970: 1_700_000_000)) {
+        current = start
+    }
 
     var now: Date {
         lock.lock()

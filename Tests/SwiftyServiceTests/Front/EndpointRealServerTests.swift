@@ -312,7 +312,9 @@ struct EndpointRealServerTests {
         let response = try #require(error.response)
         #expect(response.statusCode == 200)
         #expect(String(decoding: response.data, as: UTF8.self).contains("<html>"))
-        #expect(error.underlyingError is DecodingError)
+        // The decoder's error, inside the DecodingFailure that names the endpoint and the type.
+        let failure = try #require(error.underlyingError as? DecodingFailure)
+        #expect(failure.underlying is DecodingError && failure.type == "Slideshow")
     }
 
     // MARK: Timeouts, cancellation, transport failures

@@ -404,9 +404,10 @@ struct ServiceCRUDRealServerTests {
 
     @Test("Cancelling a task awaiting value leaves the call running for a then closure that still waits")
     func cancellingOneWaiterKeepsTheCallForOthers() async throws {
-        // httpbin /delay/6: answers after 6 s, time enough for the waiter to be cancelled first even when
-        // the machine is busy.
-        let (service, _) = try usersService("delay/6", backend: URLSessionBackend())
+        // /slow/30 (Tests/Servers/httpbin_app.py) answers after 30 s, time enough for the waiter to be
+        // cancelled first on a busy machine: with httpbin's /delay/10, a CI run under AddressSanitizer once
+        // let the answer arrive before the cancellation.
+        let (service, _) = try usersService("slow/30", backend: URLSessionBackend())
         let promise = service.retrieve()
         let recorder = CallbackRecorder<ServiceResult>()
         promise.then { recorder.record($0) }
@@ -415,7 +416,7 @@ struct ServiceCRUDRealServerTests {
 
         waiting.cancel()
         #expect(await waiting.result.serviceError?.kind == .cancelled)
-        let result = try await recorder.first(within: 20)
+        let result = try await recorder.first(within: 60)
         #expect(result.error == nil)
         #expect(result.response?.statusCode == 200)
         #expect(try await promise.value.statusCode == 200)

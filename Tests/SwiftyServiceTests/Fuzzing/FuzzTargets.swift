@@ -76,11 +76,118 @@ struct FuzzInput {
     }
 }
 
+/// A random `Encodable` value of every shape a synthesized conformance makes, and the `[String: Any]` it
+/// stands for: the two must write the same query.
+indirect enum FuzzParameter: Encodable, CustomStringConvertible {
+    case string(String), int(Int), int64(Int64), uint8(UInt8), double(Double), float(Float), bool(Bool)
+    /// `encodeNil`: `NSNull` in the dictionary.
+    case null
+    /// A `nil` optional, left out (`encodeIfPresent`); in an array, `nil` is encoded as null.
+    case absent
+    case array([FuzzParameter])
+    case object([String: FuzzParameter])
+
+    var description: String { "\(dictionaryValue(inArray: false))" }
+
+    /// The dictionary of an `.object`.
+    var dictionary: [String: Any] { dictionaryValue(inArray: false) as? [String: Any] ?? [:] }
+
+    private func dictionaryValue(inArray: Bool) -> Any {
+        switch self {
+        case let .string(value): value
+        case let .int(value): value
+        case let .int64(value): value
+        case let .uint8(value): value
+        case let .double(value): value
+        case let .float(value): value
+        case let .bool(value): value
+        case .null: NSNull()
+        case .absent: inArray ? NSNull() : String?.none as Any
+        case let .array(elements): elements.map { $0.dictionaryValue(inArray: true) } as [Any]
+        case let .object(fields): fields.mapValues { $0.dictionaryValue(inArray: false) } as [String: Any]
+        }
+    }
+
+    private struct Key: CodingKey {
+        let stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        switch self {
+        case let .object(fields):
+            var container = encoder.container(keyedBy: Key.self)
+            for (name, field) in fields {
+                let key = Key(stringValue: name)
+                switch field {
+                case let .string(value): try container.encode(value, forKey: key)
+                case let .int(value): try container.encode(value, forKey: key)
+                case let .int64(value): try container.encode(value, forKey: key)
+                case let .uint8(value): try container.encode(value, forKey: key)
+                case let .double(value): try container.encode(value, forKey: key)
+                case let .float(value): try container.encode(value, forKey: key)
+                case let .bool(value): try container.encode(value, forKey: key)
+                case .null: try container.encodeNil(forKey: key)
+                case .absent: try container.encodeIfPresent(String?.none, forKey: key)
+                case .array, .object: try container.encode(field, forKey: key)
+                }
+            }
+        case let .array(elements):
+            var container = encoder.unkeyedContainer()
+            for element in elements {
+                switch element {
+                case let .string(value): try container.encode(value)
+                case let .int(value): try container.encode(value)
+                case let .int64(value): try container.encode(value)
+                case let .uint8(value): try container.encode(value)
+                case let .double(value): try container.encode(value)
+                case let .float(value): try container.encode(value)
+                case let .bool(value): try container.encode(value)
+                case .null, .absent: try container.encodeNil()
+                case .array, .object: try container.encode(element)
+                }
+            }
+        default:
+            throw EncodingError.invalidValue(
+                0, .init(codingPath: encoder.codingPath, debugDescription: "a leaf alone"))
+        }
+    }
+}
+
+extension FuzzInput {
+    /// An `.object` of random fields.
+    mutating func encodableObject(depth: Int) -> FuzzParameter {
+        var fields: [String: FuzzParameter] = [:]
+        for _ in 0..<choice(5) { fields[string(upTo: 8)] = encodable(depth: depth) }
+        return .object(fields)
+    }
+
+    mutating func encodable(depth: Int) -> FuzzParameter {
+        switch choice(depth > 0 ? 12 : 10) {
+        case 0: .string(string())
+        case 1: .int(Int(truncatingIfNeeded: integer()))
+        case 2: .int64(integer())
+        case 3: .uint8(byte())
+        case 4: .double(double())
+        case 5: .float(Float(bitPattern: UInt32(truncatingIfNeeded: integer())))
+        case 6: .bool(byte() & 1 == 1)
+        case 7: .null
+        case 8: .absent
+        case 9: .double(Double(Int8(bitPattern: byte())) / 4)
+        case 10: .array((0..<choice(4)).map { _ in encodable(depth: depth - 1) })
+        default: encodableObject(depth: depth - 1)
+        }
+    }
+}
+
 enum FuzzTargets {
     /// Every target, by the name `Fuzz/run` and the corpus folders use.
     static let all: [String: @Sendable (Data) throws -> Void] = [
         "query": query, "json": json, "request": request, "multipart": multipart, "cassette": cassette,
-        "cache-headers": cacheHeaders,
+        "cache-headers": cacheHeaders, "http-dates": httpDates, "encodable-query": encodableQuery,
+        "stream-split": streamSplit,
     ]
 
     // MARK: query: QueryWriter against a reference flattening, percent-decoded
@@ -181,6 +288,40 @@ enum FuzzTargets {
         case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
         case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
         default: nil
+        }
+    }
+
+    // MARK: encodable-query: an Encodable value writes the bytes of the dictionary it stands for
+
+    /// The URL-encoded-form encoder against QueryWriter: a random `Encodable` value and the `[String: Any]` it
+    /// stands for make the same bytes, or are both refused.
+    static func encodableQuery(_ data: Data) throws {
+        var input = FuzzInput(data)
+        let arrays = [ParameterEncoding.ArrayStyle.brackets, .noBrackets, .indexed][input.choice(3)]
+        let bools = [ParameterEncoding.BoolStyle.numeric, .literal][input.choice(2)]
+        let value = input.encodableObject(depth: 3)
+        try checkEncodable(value, arrays: arrays, bools: bools)
+    }
+
+    /// Whether `value` writes, through the encoder, exactly what its dictionary writes through QueryWriter.
+    static func checkEncodable(
+        _ value: FuzzParameter, arrays: ParameterEncoding.ArrayStyle, bools: ParameterEncoding.BoolStyle
+    ) throws {
+        var writer = QueryWriter(.query(arrays: arrays, bools: bools))
+        let expected: [UInt8]?
+        do {
+            try writer.write(value.dictionary)
+            expected = writer.bytes
+        } catch is ParameterProblem {
+            expected = nil
+        }
+        let encoded = try? URLEncodedFormEncoder(arrays: arrays, bools: bools).bytes(value)
+        guard encoded == expected else {
+            let text = { (bytes: [UInt8]?) in
+                bytes.map { String(decoding: $0, as: UTF8.self) } ?? "nothing"
+            }
+            throw FuzzFailure(
+                description: "\(value) wrote \(text(encoded)), its dictionary \(text(expected))")
         }
     }
 
@@ -523,5 +664,78 @@ extension Array where Element == UInt8 {
     func contains(subsequence needle: [UInt8]) -> Bool {
         guard !needle.isEmpty, needle.count <= count else { return needle.isEmpty }
         return (0...(count - needle.count)).contains { self[$0..<$0 + needle.count].elementsEqual(needle) }
+    }
+}
+
+// MARK: stream-split: the lines and server-sent events of a body do not depend on where its chunks end
+
+extension FuzzTargets {
+    /// The input is a body: split at chunk boundaries the input itself chooses, the line splitter and the
+    /// event parser must give what they give for the whole body at once, and the lines must be what
+    /// splitting the whole text on CRLF, CR and LF gives.
+    static func streamSplit(_ data: Data) throws {
+        let body = Array(data)
+        // Boundaries from a generator seeded by the input: every input gets its own splits.
+        var seed = UInt64(truncatingIfNeeded: body.count) &* 0x9E37_79B9_7F4A_7C15
+        for byte in body.prefix(64) { seed = (seed ^ UInt64(byte)) &* 0x1000_0000_01B3 }
+        try streamSplitChunks(body: body, seed: seed)
+    }
+
+    /// The stream-split rule for `body` cut where a generator seeded with `seed` says.
+    static func streamSplitChunks(body: [UInt8], seed: UInt64) throws {
+        var seed = seed
+        var chunks: [Data] = []
+        var start = 0
+        while start < body.count {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let length = 1 + Int((seed >> 33) % 7)
+            chunks.append(Data(body[start..<min(body.count, start + length)]))
+            start += length
+        }
+        let limit = 1 << 20
+
+        var whole = LineSplitter(maxLineLength: limit)
+        var wholeLines = try whole.split(Data(body))
+        if let last = whole.finish() { wholeLines.append(last) }
+        var pieces = LineSplitter(maxLineLength: limit)
+        var pieceLines: [String] = []
+        for chunk in chunks { pieceLines += try pieces.split(chunk) }
+        if let last = pieces.finish() { pieceLines.append(last) }
+        guard wholeLines == pieceLines else {
+            throw FuzzFailure(description: "lines differ by chunking: \(wholeLines) vs \(pieceLines)")
+        }
+        let reference = referenceLines(body)
+        guard reference == wholeLines else {
+            throw FuzzFailure(description: "lines \(wholeLines), expected \(reference)")
+        }
+
+        var wholeParser = ServerSentEventParser(maxEventSize: limit)
+        let wholeEvents = try wholeParser.parse(Data(body))
+        var pieceParser = ServerSentEventParser(maxEventSize: limit)
+        var pieceEvents: [ServerSentEvent] = []
+        for chunk in chunks { pieceEvents += try pieceParser.parse(chunk) }
+        guard wholeEvents == pieceEvents, wholeParser.lastEventID == pieceParser.lastEventID else {
+            throw FuzzFailure(description: "events differ by chunking: \(wholeEvents) vs \(pieceEvents)")
+        }
+    }
+
+    /// Lines by the plain rule: CRLF, CR and LF each end one; a last line without an end still counts.
+    private static func referenceLines(_ bytes: [UInt8]) -> [String] {
+        var lines: [String] = []
+        var current: [UInt8] = []
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == 13 || byte == 10 {
+                lines.append(String(decoding: current, as: UTF8.self))
+                current = []
+                if byte == 13, index + 1 < bytes.count, bytes[index + 1] == 10 { index += 1 }
+            } else {
+                current.append(byte)
+            }
+            index += 1
+        }
+        if !current.isEmpty { lines.append(String(decoding: current, as: UTF8.self)) }
+        return lines
     }
 }

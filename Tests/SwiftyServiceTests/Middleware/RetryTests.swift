@@ -224,10 +224,19 @@ final class RecordingClock: @unchecked Sendable {
 
     @Test func cancellingDuringTheBackoffStopsAtOnce() async throws {
         stub.on(.any, answer: .status(503))
-        realm.addMiddleware(.retry(.default))
+        // A backoff of exactly 5 s (real sleep, the top of the jitter range): with the default's full jitter
+        // the first wait may be a few milliseconds, and the retry then went out before the cancel.
+        var policy = RetryPolicy()
+        policy.baseDelay = 5
+        policy.clock = RetryClock(
+            sleep: RetryClock.system.sleep, now: RetryClock.system.now, random: { $0.upperBound })
+        realm.addMiddleware(.retry(policy))
         let recorder = CallbackRecorder<Result<Response, ServiceError>>()
         let handle = TestEndpoint(realm, "x").request { recorder.record($0) }
-        try await Task.sleep(nanoseconds: 20_000_000)
+        let sent = ContinuousClock.now
+        while stub.received.isEmpty, ContinuousClock.now - sent < .seconds(4) {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
         handle.cancel()
         guard case .failure(.cancelled) = try await recorder.first(within: 2) else {
             Issue.record("expected .cancelled"); return

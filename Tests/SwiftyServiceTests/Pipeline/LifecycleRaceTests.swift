@@ -65,6 +65,37 @@ import FoundationNetworking
             "\(outcomes.filter { $0 != "success" }.count) of 60 failed")
     }
 
+    @Test("A request that joins a coalesced flight just as its last caller cancels still gets the answer")
+    func joiningAsTheLastCallerLeaves() async throws {
+        // The soak once saw a request that nobody cancelled end cancelled: it had joined a flight in the
+        // instant between the flight being found unfinished and its only other caller leaving it.
+        let spy = SpyBackend(StubBackend(.delayed(0.01)))
+        let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(spy)
+            .coalesceIdenticalRequests()
+        let failures = try await withThrowingTaskGroup(of: [String].self) { group in
+            for lane in 0..<16 {
+                group.addTask {
+                    let endpoint = TestEndpoint(realm, "shared/\(lane)")
+                    var failures: [String] = []
+                    for _ in 0..<40 {
+                        let leaving = endpoint.request { _ in }
+                        try await Task.sleep(nanoseconds: 2_000_000)
+                        let joining = CallbackRecorder<Result<Response, ServiceError>>()
+                        DispatchQueue.global().async { endpoint.request { joining.record($0) } }
+                        // A random instant around the joiner's arrival in the coalescer, 0–400 µs later.
+                        let until = DispatchTime.now().uptimeNanoseconds + UInt64.random(in: 0...400_000)
+                        while DispatchTime.now().uptimeNanoseconds < until {}
+                        leaving.cancel()
+                        if case let .failure(error) = try await joining.first() { failures.append("\(error.kind)") }
+                    }
+                    return failures
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(failures.isEmpty, "\(failures.count) of 640 joiners failed: \(Set(failures))")
+    }
+
     @Test("URLSessionBackend: a transfer cancelled before its task starts leaves nothing in the session")
     func cancelledBeforeTheTaskStarts() async throws {
         var backend: URLSessionBackend? = URLSessionBackend()

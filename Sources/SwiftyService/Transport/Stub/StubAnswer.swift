@@ -17,6 +17,8 @@ extension StubBackend {
         public var failure: (any Error)?
         /// How long to wait before answering; `nil` follows the stub's timing.
         public var delay: TimeInterval?
+        /// The body in timed pieces, for ``ResponseStream``s; `data` is them joined, for plain requests.
+        public var pieces: [Piece]?
 
         /// An answer with these parts; without `data`, the endpoint's sample data.
         public init(statusCode: Int = 200, headers: HTTPHeaderDictionary = [:], data: Data? = nil) {
@@ -52,11 +54,42 @@ extension StubBackend {
         /// The connection is refused (``ServiceError/transport(_:underlying:attempts:)``).
         public static let connectionRefused = failure(URLError(.cannotConnectToHost))
 
+        /// A body streamed in `chunks`, each `interval` seconds after the one before (after the head).
+        public static func streamed(
+            _ chunks: [Data], every interval: TimeInterval = 0, statusCode: Int = 200,
+            headers: HTTPHeaderDictionary = [:]
+        ) -> Answer {
+            streamed(chunks.map { Piece($0, after: interval) }, statusCode: statusCode, headers: headers)
+        }
+
+        /// A body streamed in `pieces`, each after its own delay.
+        public static func streamed(
+            _ pieces: [Piece], statusCode: Int = 200, headers: HTTPHeaderDictionary = [:]
+        ) -> Answer {
+            var answer = Answer(statusCode: statusCode, headers: headers, data: Data(pieces.map(\.data).joined()))
+            answer.pieces = pieces
+            return answer
+        }
+
         /// The same answer, given after `seconds`.
         public func delayed(_ seconds: TimeInterval) -> Answer {
             var answer = self
             answer.delay = seconds
             return answer
+        }
+    }
+
+    /// A piece of a streamed body and how long after the one before it (or the head) it comes.
+    public struct Piece: Sendable, Hashable {
+        /// The bytes.
+        public var data: Data
+        /// The wait before it, in seconds.
+        public var delay: TimeInterval
+
+        /// `data`, `delay` seconds after the piece before it.
+        public init(_ data: Data, after delay: TimeInterval = 0) {
+            self.data = data
+            self.delay = delay
         }
     }
 

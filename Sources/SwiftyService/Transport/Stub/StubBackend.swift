@@ -59,7 +59,7 @@ public final class StubBackend: NetworkBackend {
 
     /// When this stub answers, unless an answer has a delay of its own.
     public let timing: Timing
-    private let unmatched: @Sendable (BackendRequest) throws -> Answer
+    let unmatched: @Sendable (BackendRequest) throws -> Answer
     private let logLimit: Int
     private let state = Locked.make(State())
 
@@ -118,6 +118,11 @@ public final class StubBackend: NetworkBackend {
         return self
     }
 
+    /// Every feature: a stub makes no connection, so a realm's TLS policy has nothing to refuse and is kept
+    /// in ``received`` (``BackendRequest/tlsPolicy``) for tests to check. Stubbing a TLS failure is a
+    /// scripted error (`URLError(.serverCertificateUntrusted)`…).
+    public var supportedTLSFeatures: TLSFeatures { .all }
+
     /// The requests this stub received, oldest first (at most `logLimit` of the latest).
     public var received: [BackendRequest] {
         state.withLock { state in
@@ -153,8 +158,9 @@ public final class StubBackend: NetworkBackend {
             case let delay?: delay
             case nil: if case let .delayed(delay) = timing { delay } else { nil }
             }
+        let start = request.collectsMetrics ? Date() : nil
         guard let asked else {
-            completion(Self.respond(request, with: answer))
+            completion(Self.respond(request, with: answer, measuredFrom: start))
             return .uncancellable
         }
         // A NaN delay would schedule a timer that never fires: it and negative delays are none.
@@ -164,7 +170,9 @@ public final class StubBackend: NetworkBackend {
         let once = OnceCompletion(completion)
         DispatchQueue.global().asyncAfter(deadline: .now() + min(delay, timeout)) {
             guard let completion = once.take() else { return }
-            completion(delay > timeout ? .failure(URLError(.timedOut)) : Self.respond(request, with: answer))
+            completion(
+                delay > timeout
+                    ? .failure(URLError(.timedOut)) : Self.respond(request, with: answer, measuredFrom: start))
         }
         return BackendTask {
             guard let completion = once.take() else { return }
@@ -173,7 +181,7 @@ public final class StubBackend: NetworkBackend {
     }
 
     /// Logs the request and picks the scripted answer, if a rule matches.
-    private func record(_ request: BackendRequest) -> Answer? {
+    func record(_ request: BackendRequest) -> Answer? {
         state.withLock { state in
             if logLimit > 0 {
                 if state.log.count < logLimit {
@@ -190,15 +198,24 @@ public final class StubBackend: NetworkBackend {
         }
     }
 
-    private static func respond(_ request: BackendRequest, with answer: Result<Answer, any Error>) -> Result<
-        Response, any Error
-    > {
+    /// The answer as a response; measured from `start` when the realm collects metrics: the stub's delay
+    /// is its time to the first byte and its total.
+    private static func respond(
+        _ request: BackendRequest, with answer: Result<Answer, any Error>, measuredFrom start: Date?
+    ) -> Result<Response, any Error> {
         answer.flatMap { answer in
             if let failure = answer.failure { return .failure(failure) }
-            return .success(
-                Response(
-                    request: request.urlRequest, statusCode: answer.statusCode, headers: answer.headers,
-                    data: answer.data ?? request.sampleData))
+            var response = Response(
+                request: request.urlRequest, statusCode: answer.statusCode, headers: answer.headers,
+                data: answer.data ?? request.sampleData)
+            if let start {
+                var metrics = TransferMetrics(start: start)
+                metrics.firstByte = Date().timeIntervalSince(start)
+                metrics.total = metrics.firstByte
+                metrics.bytesReceived = Int64(response.data.count)
+                response.metrics = [metrics]
+            }
+            return .success(response)
         }
     }
 }

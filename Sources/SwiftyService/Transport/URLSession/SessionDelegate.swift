@@ -22,6 +22,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         case tooLarge(Int)
         /// The head (of the answer or of a redirect) went past ``TransportRules``' limits.
         case headTooLarge(ResponseHeadTooLarge)
+        /// The realm's TLS policy refused the server (URLSessionTLS.swift, Apple platforms): this failure,
+        /// not the cancellation URLSession reports.
+        case tlsRefused(URLError)
     }
 
     /// What a streaming task received: bytes in memory, a file on disk, or nothing.
@@ -66,14 +69,26 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     }
 
     private struct Tracked {
-        let sent: URLRequest
+        /// The request of the current hop: the one a redirect answers.
+        var sent: URLRequest
         let request: BackendRequest
         var redirects: Int
         var ending = Ending.finished
         var streaming: Streaming?
+        /// When the response head (or, for a download, its first bytes) arrived, when metrics are collected.
+        var headAt: Date?
+        /// The platform's own measurements (Apple's task metrics), when it reports them.
+        var measured: TransferMetrics?
     }
 
-    private let policy: RedirectPolicy
+    /// What a task's metrics are made of, read before ``finish(_:)`` forgets it.
+    struct Timing {
+        let headAt: Date?
+        let redirects: Int
+        let measured: TransferMetrics?
+    }
+
+    let policy: RedirectPolicy
     private let tracked = Locked<[Int: Tracked]>.make([:])
 
     init(_ policy: RedirectPolicy) {
@@ -100,6 +115,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         }
     }
 
+    /// The TLS policy of the realm `task`'s request came from, if it set one.
+    func tlsPolicy(of task: URLSessionTask) -> TLSPolicy? {
+        tracked.withLock { $0[task.taskIdentifier]?.request.tlsPolicy }
+    }
+
+    /// Ends `task` with `failure`, which its realm's TLS policy found, once URLSession reports it ended.
+    func refuse(_ task: URLSessionTask, with failure: URLError) {
+        tracked.withLock { $0[task.taskIdentifier]?.ending = .tlsRefused(failure) }
+    }
+
     /// The request of a delegate-driven task, once it has been heard from.
     private func streaming(_ task: URLSessionTask) -> BackendRequest? {
         guard let streaming = tracked.withLock({ $0[task.taskIdentifier]?.streaming }) else { return nil }
@@ -123,6 +148,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
     ) {
+        noteHead(of: dataTask)
         if let problem = ResponseHeadTooLarge.problem(with: response) {
             tracked.withLock { $0[dataTask.taskIdentifier]?.ending = .headTooLarge(problem) }
             dataTask.cancel()
@@ -134,10 +160,18 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         {
             return completionHandler(.cancel)
         }
+        if let sink = streaming(dataTask)?.streamSink, let head = response as? HTTPURLResponse,
+            let sent = tracked.withLock({ $0[dataTask.taskIdentifier]?.sent })
+        {
+            sink.head(Response(request: sent, response: head, data: Data()))
+        }
         completionHandler(.allow)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        if let request = streaming(dataTask), let sink = request.streamSink {
+            return streamed(data, of: dataTask, into: sink)
+        }
         let progress = tracked.withLock { table -> (BackendRequest, Int64, @Sendable () -> Void)? in
             guard table[dataTask.taskIdentifier]?.streaming != nil else { return nil }
             table[dataTask.taskIdentifier]?.streaming?.data.append(data)
@@ -167,6 +201,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
         totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
     ) {
+        noteHead(of: downloadTask)
         guard let request = streaming(downloadTask) else { return }
         if enforceLimit(
             downloadTask, request, received: totalBytesWritten, expected: totalBytesExpectedToWrite)
@@ -200,6 +235,28 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         guard let streaming = tracked.withLock({ $0[task.taskIdentifier]?.streaming }) else { return }
         let body = streaming.file.map(Body.file) ?? .data(streaming.data)
         streaming.complete(task, error, body)
+    }
+
+    /// What was measured of `task`, when its request collects metrics.
+    func timing(of task: URLSessionTask) -> Timing? {
+        tracked.withLock { table in
+            guard let entry = table[task.taskIdentifier], entry.request.collectsMetrics else { return nil }
+            return Timing(headAt: entry.headAt, redirects: entry.redirects, measured: entry.measured)
+        }
+    }
+
+    /// Notes the first sign of the response, when `task`'s request collects metrics.
+    private func noteHead(of task: URLSessionTask) {
+        tracked.withLock { table in
+            guard let entry = table[task.taskIdentifier], entry.request.collectsMetrics, entry.headAt == nil
+            else { return }
+            table[task.taskIdentifier]?.headAt = Date()
+        }
+    }
+
+    /// Keeps the platform's measurements of `task`.
+    func keep(_ measured: TransferMetrics, for task: URLSessionTask) {
+        tracked.withLock { $0[task.taskIdentifier]?.measured = measured }
     }
 
     /// Forgets the task and says how it ended.
@@ -237,6 +294,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             tracked.withLock { $0[task.taskIdentifier]?.ending = .resend(next, redirects: entry.redirects) }
             completionHandler(nil)
         case let .follow(next):
+            tracked.withLock { $0[task.taskIdentifier]?.sent = next }
             completionHandler(next)
         }
     }
@@ -245,6 +303,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
         completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
     ) {
+        #if canImport(Security)
+        if let tlsPolicy = tlsPolicy(of: task),
+            answer(challenge, for: task, under: tlsPolicy, completionHandler)
+        {
+            return
+        }
+        #endif
         let httpMethods = [
             NSURLAuthenticationMethodDefault, NSURLAuthenticationMethodHTTPBasic,
             NSURLAuthenticationMethodHTTPDigest,

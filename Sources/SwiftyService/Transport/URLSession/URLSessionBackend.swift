@@ -20,13 +20,17 @@ public final class URLSessionBackend: NetworkBackend {
     /// The session that sends the requests.
     public let session: URLSession
     private let ownsSession: Bool
-    private let delegate: SessionDelegate?
+    let delegate: SessionDelegate?
     /// Tasks started from Swift concurrency are created here, off the caller's thread: on Linux, creating
     /// one can block for milliseconds while URLSession is busy, which would stall the small cooperative
     /// thread pool that every task shares. Callers on their own threads start directly.
     private let queue = DispatchQueue(label: "SwiftyService.URLSessionBackend")
+    #if canImport(Security)
+    /// A session per TLS policy (URLSessionTLS.swift): connections are never shared across policies.
+    private let policySessions = PolicySessions()
+    #endif
 
-    /// The backend realms use when none is set; one session shared by all of them.
+    /// One session for all who share it; realms that set no backend use it on Apple platforms (``DefaultBackend``).
     public static let shared = URLSessionBackend()
 
     /// A backend on a session of its own, made from `configuration`.
@@ -56,6 +60,9 @@ public final class URLSessionBackend: NetworkBackend {
 
     deinit {
         if ownsSession { session.finishTasksAndInvalidate() }
+        #if canImport(Security)
+        policySessions.finishAll()
+        #endif
     }
 
     /// `URLSessionConfiguration.default` with at most 4 connections per host, no cookie storage and, on
@@ -107,11 +114,40 @@ public final class URLSessionBackend: NetworkBackend {
     /// Whether this backend streams file bodies and downloads: on a session of its own, yes.
     public var supportsStreaming: Bool { delegate != nil }
 
+    /// On Linux none: FoundationNetworking offers no hook for roots, pins or client certificates, so a realm
+    /// with a TLS policy is refused there (use `CurlBackend`). On Apple platforms, on a session of its own,
+    /// everything but a PEM client identity (which would need the keychain; give PKCS#12), each policy on a
+    /// session of its own so that no connection is shared across policies.
+    public var supportedTLSFeatures: TLSFeatures {
+        #if canImport(Security)
+        delegate != nil ? Self.appleTLSFeatures : []
+        #else
+        []
+        #endif
+    }
+
+    /// The session and delegate for a request: the backend's own, or its TLS policy's.
+    private func route(for request: BackendRequest) -> (URLSession, SessionDelegate?) {
+        #if canImport(Security)
+        if let policy = request.tlsPolicy, let delegate {
+            let (session, policyDelegate) = policySessions.route(
+                for: policy, like: session, redirects: delegate.policy)
+            return (session, policyDelegate)
+        }
+        #endif
+        return (session, delegate)
+    }
+
     /// Starts one task of the transfer: the first, or the one that re-sends a 307/308 with its body.
     ///
     /// Plain requests use a data task with a completion handler. File bodies, downloads and progress
     /// reports need the delegate: an upload task streamed from the file, or a download task writing to disk.
+    /// So does a policy that may answer with a 3xx: on Linux, a completion handler gets a redirect's body
+    /// only to lose it again (FoundationNetworking loads it, then loads the empty rest over it), while the
+    /// delegate receives both pieces.
     private func start(_ urlRequest: URLRequest, for transfer: Transfer, redirects: Int) {
+        // Shadows the backend's own: a request under a TLS policy goes through that policy's session.
+        let (session, delegate) = route(for: transfer.request)
         var sent = urlRequest
         // FoundationNetworking traps on a timeout it cannot make an integer of (NaN, infinity, 1e300).
         let timeout = sent.timeoutInterval.usableTimeout
@@ -123,7 +159,8 @@ public final class URLSessionBackend: NetworkBackend {
         let task: URLSessionTask
         if let delegate,
             watched || request.bodyFile != nil || request.downloadFile != nil || request.wantsProgress
-                || request.maxResponseSize != nil
+                || request.maxResponseSize != nil || request.collectsMetrics || request.streamSink != nil
+                || delegate.policy.mayAnswerWithARedirect
         {
             if let file = request.bodyFile {
                 task = session.uploadTask(with: sent, fromFile: file)
@@ -133,7 +170,9 @@ public final class URLSessionBackend: NetworkBackend {
                 task = session.dataTask(with: sent)
             }
             delegate.stream(task, for: request, activity: { transfer.heardFrom() }) { [self] task, error, body in
-                conclude(transfer, delegate.finish(task), error: error, head: task.response, body: body)
+                let timing = delegate.timing(of: task)
+                conclude(
+                    transfer, delegate.finish(task), error: error, head: task.response, body: body, timing: timing)
             }
         } else {
             task = session.dataTask(with: sent) { [self, delegate] data, response, error in
@@ -150,7 +189,7 @@ public final class URLSessionBackend: NetworkBackend {
     /// Finishes the transfer from how its task ended, or starts the next task of a 307/308.
     private func conclude(
         _ transfer: Transfer, _ ending: SessionDelegate.Ending, error: (any Error)?, head: URLResponse?,
-        body: SessionDelegate.Body
+        body: SessionDelegate.Body, timing: SessionDelegate.Timing? = nil
     ) {
         let request = transfer.request.urlRequest
         switch ending {
@@ -172,6 +211,9 @@ public final class URLSessionBackend: NetworkBackend {
         case let .headTooLarge(problem):
             body.discard()
             transfer.finish(.failure(problem))
+        case let .tlsRefused(failure):
+            body.discard()
+            transfer.finish(.failure(failure))
         default:
             if let error {
                 body.discard()
@@ -185,7 +227,9 @@ public final class URLSessionBackend: NetworkBackend {
             } else if let head = head as? HTTPURLResponse {
                 transfer.finish(
                     Result {
-                        try body.response(for: request, head: head, into: transfer.request.downloadFile)
+                        var response = try body.response(for: request, head: head, into: transfer.request.downloadFile)
+                        if let timing { response.metrics = [transfer.metrics(timing, received: response)] }
+                        return response
                     })
             } else {
                 body.discard()
@@ -211,6 +255,8 @@ private final class Transfer: Sendable {
     let request: BackendRequest
     private let completion: OnceCompletion<Result<Response, any Error>>
     private let state = Locked.make(State())
+    /// When the attempt began, for its metrics.
+    let startedAt = Date()
 
     init(request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void) {
         self.request = request
@@ -218,6 +264,20 @@ private final class Transfer: Sendable {
     }
 
     var task: URLSessionTask? { state.withLock { $0.task } }
+
+    /// The attempt's metrics: the platform's where it measures (Apple), else what the delegate saw — the
+    /// start, the head, the end (Linux: FoundationNetworking reports no task metrics).
+    func metrics(_ timing: SessionDelegate.Timing, received response: Response) -> TransferMetrics {
+        if var measured = timing.measured {
+            measured.start = startedAt
+            return measured
+        }
+        var metrics = TransferMetrics(start: startedAt)
+        metrics.firstByte = timing.headAt.map { $0.timeIntervalSince(startedAt) }
+        metrics.total = Date().timeIntervalSince(startedAt)
+        metrics.redirects = timing.redirects
+        return metrics
+    }
     var isOver: Bool { completion.isSpent || state.withLock { $0.cancelled || $0.timedOut } }
 
     /// Makes `task` the current one; `false` when the transfer was cancelled before it could start, which

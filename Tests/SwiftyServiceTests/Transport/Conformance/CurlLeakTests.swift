@@ -10,6 +10,10 @@ import FoundationNetworking
 
 @Suite struct CurlLeakTests {
     @Test func tenThousandRequestsWithRandomCancellationsLeaveNoHandlesThreadsOrSockets() async throws {
+        try await underLoad { try await tenThousandRequests() }
+    }
+
+    private func tenThousandRequests() async throws {
         // An httpbin of the test's own, so that every socket to its port is this test's; /status/204 is
         // its cheapest answer.
         let server = try await OwnHTTPBin.start()

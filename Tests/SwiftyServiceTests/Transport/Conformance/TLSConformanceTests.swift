@@ -19,9 +19,10 @@ enum TLSServers {
 }
 
 /// A TLS failure reads the same on every backend: Apple's `URLError` code for the case, the TLS library's
-/// reason in the description, and no retry. Until a realm can trust a CA of its own, the servers whose
-/// certificates are only wrong for a client that trusts the test CA (expired, wrong host, client
-/// certificate required) fail as "unknown issuer"; TLSFailureTests covers their texts.
+/// reason in the description, and no retry. Without a TLS policy, the servers whose certificates are only
+/// wrong for a client that trusts the test CA (expired, wrong host, client certificate required) fail as
+/// "unknown issuer"; TLSPolicyConformanceTests trusts the CA and sees their own failures, and
+/// TLSFailureTests covers the texts.
 @Suite("TLS failures", .timeLimit(.minutes(2)))
 struct TLSConformanceTests {
     /// The `URLError` under the transport failure of a GET to `variable`'s server on `kind`.

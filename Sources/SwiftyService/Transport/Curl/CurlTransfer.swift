@@ -1,5 +1,4 @@
 import Foundation
-import SwiftyService
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -17,30 +16,34 @@ final class CurlTransfer: @unchecked Sendable {
     var silenceLimit: TimeInterval = 60
     private(set) var heardAt: TimeInterval = 0
 
+    /// When the attempt began, for its metrics.
+    let startedAt = Date()
+    /// The last hop's metrics, with the time the hops before it took (when the realm collects metrics).
+    private var metrics: TransferMetrics?
+    private var redirectTime: TimeInterval = 0
+
     /// The request of the current hop.
     private(set) var current: URLRequest
     private(set) var redirects = 0
-    var handle: LibCurl.Handle?
-    var headerList: LibCurl.Handle?
+    /// The hop's easy handle, the loop's while the transfer has it.
+    var easy: PooledHandle?
+    /// The options of the request's TLS policy, kept while the transfer may connect: on a libcurl that takes
+    /// no roots in memory, they own the file its handles read the roots from.
+    var tlsOptions: CurlTLSOptions?
 
     // The current hop's response.
     private var statusLine: String?
-    /// The header fields, under the first spelling of each name; a repeated name's values joined with
-    /// ", ". One lookup per line: a head of many fields must not cost the loop thread more than its size.
-    private var fields: [HeaderName: String] = [:]
+    /// The header fields in the order they came, under the first spelling of each name; a repeated name's
+    /// values joined with ", ". Kept as the response will hold them, so that none is copied again per response.
+    private var fields = HeaderFields()
+    /// Where each name is in `fields`. One lookup per line: a head of many fields must not cost the loop
+    /// thread more than its size.
+    private var fieldPositions = [HeaderName: Int](minimumCapacity: 16)
     /// Header lines and bytes of head read in this hop, 1xx heads and trailers included.
     private var fieldCount = 0
     private var headBytes = 0
     /// Set when the head went past a limit and the transfer was stopped for it.
     private(set) var headTooLarge: ResponseHeadTooLarge?
-    /// libcurl's error buffer (`CURLOPT_ERRORBUFFER`, `CURL_ERROR_SIZE` bytes): the TLS library's reason
-    /// for a failure, which the result code alone does not tell.
-    let errorBuffer: UnsafeMutablePointer<CChar> = {
-        let buffer = UnsafeMutablePointer<CChar>.allocate(capacity: CurlTransfer.errorBufferSize)
-        buffer.initialize(repeating: 0, count: CurlTransfer.errorBufferSize)
-        return buffer
-    }()
-    static let errorBufferSize = 256
     private var body = Data()
     private var output: FileHandle?
     private var received: Int64 = 0
@@ -60,24 +63,15 @@ final class CurlTransfer: @unchecked Sendable {
         self.policy = policy
         self.completion = OnceCompletion(completion)
         current = request.urlRequest
-    }
-
-    deinit {
-        errorBuffer.deallocate()
-    }
-
-    /// What libcurl said about the hop's failure: its error buffer, or `fallback` when that is empty.
-    func failureReason(or fallback: String) -> String {
-        errorBuffer[0] == 0 ? fallback : String(cString: errorBuffer)
+        fields.reserveCapacity(16)
     }
 
     /// Gets ready for a hop: resets the response, opens the body.
     func prepareHop() throws {
         statusLine = nil
-        fields = [:]
+        clearFields()
         fieldCount = 0
         headBytes = 0
-        errorBuffer[0] = 0
         body = Data()
         received = 0
         bodyOffset = 0
@@ -114,13 +108,15 @@ final class CurlTransfer: @unchecked Sendable {
         var end = line.count
         while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
-        if bytes.starts(with: "HTTP/".utf8) {
+        if Self.isStatusLine(bytes) {
             // A new status line (after a 100 Continue, say) starts the headers over.
             statusLine = String(decoding: bytes, as: UTF8.self)
-            fields = [:]
+            clearFields()
             expectedLength = nil
             return true
         }
+        if bytes.isEmpty { keepsUnknownCodingUndecoded() }
+        if bytes.isEmpty, sink != nil { handOverHead() }
         guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }
         fieldCount += 1
         if let problem = ResponseHeadTooLarge.problem(fields: fieldCount, bytes: headBytes) {
@@ -141,22 +137,54 @@ final class CurlTransfer: @unchecked Sendable {
         let name = HeaderName(trimmed(0..<colon))
         let value = trimmed(colon + 1..<bytes.count)
         if name == Self.contentLength { expectedLength = Int64(value) }
-        if let index = fields.index(forKey: name) {
-            fields.values[index] += ", " + value
+        if let position = fieldPositions[name] {
+            fields.join(value, at: position)
         } else {
-            fields[name] = value
+            fieldPositions[name] = fields.fields.count
+            fields.append(name.text, value)
         }
         return true
     }
 
-    private static let contentLength = HeaderName("Content-Length")
+    private func clearFields() {
+        fields.removeAll()
+        fieldPositions.removeAll(keepingCapacity: true)
+    }
 
-    /// ASCII case-insensitive comparison of header names.
-    static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count
-            && zip(a.utf8, b.utf8).allSatisfy {
-                $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A)
-            }
+    /// The value of the field `name` in the current head.
+    private func field(_ name: HeaderName) -> String? {
+        fieldPositions[name].map { fields.fields[$0].value }
+    }
+
+    /// Whether the line starts with "HTTP/": compared byte by byte, as the generic `starts(with:)` over a
+    /// string's UTF-8 view cost more than the rest of the line's checks.
+    private static func isStatusLine(_ line: UnsafeRawBufferPointer) -> Bool {
+        line.count >= 5 && line[0] == UInt8(ascii: "H") && line[1] == UInt8(ascii: "T")
+            && line[2] == UInt8(ascii: "T") && line[3] == UInt8(ascii: "P") && line[4] == UInt8(ascii: "/")
+    }
+
+    private static let contentLength = HeaderName("Content-Length")
+    private static let contentEncoding = HeaderName("Content-Encoding")
+    /// The codings libcurl decodes (with `CURLOPT_ACCEPT_ENCODING` set to all it supports).
+    private static let decodedCodings: Set<String> = [
+        "identity", "none", "gzip", "x-gzip", "deflate", "br", "zstd",
+    ]
+
+    /// At the end of the head: a body under a coding libcurl does not know would fail the transfer
+    /// ("Unrecognized content encoding type"); browsers hand it over as it came, with its header, and so
+    /// do we, by turning libcurl's decoding off for this response before its first body byte. (libcurl
+    /// reads the setting per body write up to 7.x; see the README's Backends section.)
+    private func keepsUnknownCodingUndecoded() {
+        guard let codings = field(Self.contentEncoding), let handle = easy?.raw,
+            let curl = try? LibCurl.shared.get()
+        else { return }
+        let unknown = codings.split(separator: ",").contains {
+            !Self.decodedCodings.contains($0.trimmingCharacters(in: .whitespaces).lowercased())
+        }
+        guard unknown else { return }
+        curl.set(handle, LibCurl.Option.httpContentDecoding, 0)
+        // Set for this response only: the next hop on the handle sets its options anew.
+        easy?.setup = nil
     }
 
     /// Set when the body went past the request's size limit and the transfer was stopped for it.
@@ -182,6 +210,45 @@ final class CurlTransfer: @unchecked Sendable {
         }
         return true
     }
+
+    // MARK: Streaming (CurlBackend+Streaming.swift)
+
+    /// Where a streamed response goes once its head is in; `nil` for a plain request.
+    var sink: StreamSink?
+    /// Whether the streamed response's head went to the sink (its body then goes there too).
+    private(set) var headHandedOver = false
+    /// Whether libcurl holds the transfer paused because the sink's buffer is full.
+    var isPaused = false
+
+    /// The end of a head: a final one (not 1xx, not a redirect we may follow) goes to the sink at once, so
+    /// that the reader has it before the first byte of body, however long that takes.
+    private func handOverHead() {
+        guard let sink, !headHandedOver, let statusLine else { return }
+        let parts = statusLine.split(separator: " ", maxSplits: 2)
+        guard parts.count >= 2, let status = Int(parts[1]), status >= 200, !(300..<400).contains(status) else {
+            return
+        }
+        headHandedOver = true
+        sink.head(
+            Response(
+                request: request.urlRequest, statusCode: status, fields: fields, data: Data(), url: current.url))
+    }
+
+    /// A chunk of a streamed body: the bytes taken, or `CURL_WRITEFUNC_PAUSE` when the sink is full (libcurl
+    /// then keeps the chunk and offers it again once the loop resumes the transfer).
+    func stream(_ chunk: UnsafeRawBufferPointer) -> Int {
+        guard let sink, headHandedOver else { return write(chunk) ? chunk.count : 0 }
+        heardFrom()
+        guard sink.offer(Data(chunk)) else {
+            isPaused = true
+            return Self.writePause
+        }
+        received += Int64(chunk.count)
+        return chunk.count
+    }
+
+    /// `CURL_WRITEFUNC_PAUSE`
+    static let writePause = 0x1000_0001
 
     /// Fills libcurl's buffer with the next bytes of the body; 0 at the end, `readAbort` on failure.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
@@ -210,13 +277,21 @@ final class CurlTransfer: @unchecked Sendable {
     /// `CURL_READFUNC_ABORT`
     static let readAbort = 0x1000_0000
 
+    /// Moves the body back to `offset` for libcurl to send it again; `false` if that cannot be done.
+    func rewind(to offset: Int64) -> Bool {
+        guard offset >= 0, offset <= bodyLength else { return false }
+        if let bodyFile {
+            do { try bodyFile.seek(toOffset: UInt64(offset)) } catch { return false }
+        }
+        bodyOffset = Int(offset)
+        return true
+    }
+
     // MARK: Endings
 
     /// The current hop's headers, repeated names joined with commas.
     func headerFields() -> [String: String] {
-        var plain = [String: String](minimumCapacity: fields.count)
-        for (name, value) in fields { plain[name.text] = value }
-        return plain
+        fields.dictionary
     }
 
     /// The response of the current hop as an `HTTPURLResponse` (costly on Linux: only for redirects and
@@ -244,25 +319,40 @@ final class CurlTransfer: @unchecked Sendable {
         bodyFile = nil
     }
 
+    /// Keeps a hop's metrics: the hops before the last one add up to its redirect time.
+    func measured(_ hop: TransferMetrics) {
+        if let previous = metrics { redirectTime += previous.total ?? 0 }
+        var hop = hop
+        hop.redirects = redirects
+        hop.redirectTime = redirects > 0 ? redirectTime : nil
+        metrics = hop
+    }
+
     /// Ends the transfer with the current hop's response.
     func succeed(status: Int, head: HTTPURLResponse?) {
         closeFiles()
-        if let download = request.downloadFile, let head = head ?? response(status: status) {
-            return finish(.success(Response(request: request.urlRequest, response: head, fileURL: download)))
+        var response: Response
+        if let download = request.downloadFile, let head = head ?? self.response(status: status) {
+            response = Response(request: request.urlRequest, response: head, fileURL: download)
+        } else if let head {
+            response = Response(request: request.urlRequest, response: head, data: body)
+        } else {
+            response = Response(
+                request: request.urlRequest, statusCode: status, fields: fields, data: body, url: current.url)
         }
-        if let head {
-            return finish(.success(Response(request: request.urlRequest, response: head, data: body)))
-        }
-        finish(
-            .success(
-                Response(
-                    request: request.urlRequest, statusCode: status, headers: headerFields(), data: body,
-                    url: current.url)))
+        if let metrics { response.metrics = [metrics] }
+        finish(.success(response))
     }
 
     /// The transfer heard from the server, or took a byte of the body to send: its silence starts over.
     func heardFrom() {
-        heardAt = ProcessInfo.processInfo.systemUptime
+        heardAt = Self.monotonicSeconds()
+    }
+
+    /// Seconds on the monotonic clock, for silences: read per header line and per chunk of body, so without
+    /// `ProcessInfo`'s object lookup around the clock.
+    static func monotonicSeconds() -> TimeInterval {
+        TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1_000_000_000
     }
 
     /// Whether the transfer has answered.
@@ -275,21 +365,5 @@ final class CurlTransfer: @unchecked Sendable {
             try? FileManager.default.removeItem(at: download)
         }
         completion(result)
-    }
-}
-
-/// A header name that hashes and compares as HTTP does: ASCII letters in either case are the same.
-struct HeaderName: Hashable {
-    /// The name as the server spelled it.
-    let text: String
-
-    init(_ text: String) {
-        self.text = text
-    }
-
-    static func == (a: HeaderName, b: HeaderName) -> Bool { CurlTransfer.sameName(a.text, b.text) }
-
-    func hash(into hasher: inout Hasher) {
-        for byte in text.utf8 { hasher.combine(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
     }
 }

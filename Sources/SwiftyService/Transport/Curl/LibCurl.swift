@@ -17,6 +17,7 @@ struct LibCurl: @unchecked Sendable {
 
     let easyInit: @convention(c) () -> Handle?
     let easyCleanup: @convention(c) (Handle) -> Void
+    let easyReset: @convention(c) (Handle) -> Void
     let easyStrerror: @convention(c) (Int32) -> UnsafePointer<CChar>?
     let slistAppend: @convention(c) (Handle?, UnsafePointer<CChar>) -> Handle?
     let slistFreeAll: @convention(c) (Handle?) -> Void
@@ -31,9 +32,13 @@ struct LibCurl: @unchecked Sendable {
     let multiWakeup: @convention(c) (Handle) -> Int32
     let multiInfoRead:
         @convention(c) (Handle, UnsafeMutablePointer<Int32>) -> UnsafeMutablePointer<ccurl_message>?
+    /// `curl_version_info`: which libcurl and TLS library were loaded.
+    let versionInfo: (@convention(c) (Int32) -> UnsafePointer<ccurl_version_info>?)?
     private let easySetopt: UnsafeMutableRawPointer
     private let easyGetinfo: UnsafeMutableRawPointer
     private let multiSetopt: UnsafeMutableRawPointer
+    /// `curl_easy_pause`: resumes a transfer a streamed response's full buffer paused.
+    let easyPause: (@convention(c) (Handle, Int32) -> Int32)?
 
     /// libcurl, or `nil` with the reason it could not be loaded.
     static let shared: Result<LibCurl, CurlUnavailable> = load()
@@ -67,6 +72,7 @@ struct LibCurl: @unchecked Sendable {
         let curl = LibCurl(
             easyInit: symbol("curl_easy_init", as: (@convention(c) () -> Handle?).self) ?? { nil },
             easyCleanup: symbol("curl_easy_cleanup", as: (@convention(c) (Handle) -> Void).self) ?? { _ in },
+            easyReset: symbol("curl_easy_reset", as: (@convention(c) (Handle) -> Void).self) ?? { _ in },
             easyStrerror: symbol(
                 "curl_easy_strerror", as: (@convention(c) (Int32) -> UnsafePointer<CChar>?).self)
                 ?? { _ in nil },
@@ -103,9 +109,15 @@ struct LibCurl: @unchecked Sendable {
                     ccurl_message
                 >?)
                 .self) ?? { _, _ in nil },
+            versionInfo: dlsym(library, "curl_version_info").map {
+                unsafeBitCast($0, to: (@convention(c) (Int32) -> UnsafePointer<ccurl_version_info>?).self)
+            },
             easySetopt: raw("curl_easy_setopt") ?? UnsafeMutableRawPointer(bitPattern: 1)!,
             easyGetinfo: raw("curl_easy_getinfo") ?? UnsafeMutableRawPointer(bitPattern: 1)!,
-            multiSetopt: raw("curl_multi_setopt") ?? UnsafeMutableRawPointer(bitPattern: 1)!)
+            multiSetopt: raw("curl_multi_setopt") ?? UnsafeMutableRawPointer(bitPattern: 1)!,
+            easyPause: dlsym(library, "curl_easy_pause").map {
+                unsafeBitCast($0, to: (@convention(c) (Handle, Int32) -> Int32).self)
+            })
         guard missing.isEmpty, let globalInit else {
             return .failure(
                 CurlUnavailable(
@@ -136,8 +148,39 @@ struct LibCurl: @unchecked Sendable {
         ccurl_easy_setopt_offset(easySetopt, handle, option, value)
     }
 
+    /// Sets a blob option (`CURLOPT_*_BLOB`); libcurl keeps its own copy of `data`.
+    @discardableResult
+    func set(_ handle: Handle, _ option: Int32, blob data: Data) -> Int32 {
+        data.withUnsafeBytes { ccurl_easy_setopt_blob(easySetopt, handle, option, $0.baseAddress, $0.count) }
+    }
+
+    /// A string `CURLINFO_*` of the handle, if libcurl has one.
+    func string(_ handle: Handle, _ info: Int32) -> String? {
+        var value: UnsafePointer<CChar>?
+        guard ccurl_easy_getinfo_string(easyGetinfo, handle, info, &value) == 0, let value else { return nil }
+        return String(cString: value)
+    }
+
+    /// libcurl's version number (`0x075800` for 7.88.0) and TLS library (`OpenSSL/3.0.19`), as loaded.
+    var version: (number: UInt32, tls: String) {
+        guard let info = versionInfo?(0)?.pointee else { return (0, "") }
+        return (info.version_num, info.ssl_version.map { String(cString: $0) } ?? "")
+    }
+
     func setMulti(_ multi: Handle, _ option: Int32, _ value: Int) {
         _ = ccurl_multi_setopt_long(multiSetopt, multi, option, value)
+    }
+
+    /// A `long` `CURLINFO_*` of the handle, if libcurl has it.
+    func long(_ handle: Handle, _ info: Int32) -> Int? {
+        var value = 0
+        return ccurl_easy_getinfo_long(easyGetinfo, handle, info, &value) == 0 ? value : nil
+    }
+
+    /// A `curl_off_t` `CURLINFO_*` of the handle, if libcurl has it (older ones lack some).
+    func offset(_ handle: Handle, _ info: Int32) -> Int64? {
+        var value: Int64 = 0
+        return ccurl_easy_getinfo_offset(easyGetinfo, handle, info, &value) == 0 ? value : nil
     }
 
     func responseCode(_ handle: Handle) -> Int {
@@ -158,6 +201,8 @@ struct LibCurl: @unchecked Sendable {
         static let readData: Int32 = 10_009
         static let writeFunction: Int32 = 20_011
         static let readFunction: Int32 = 20_012
+        static let seekFunction: Int32 = 20_167
+        static let seekData: Int32 = 10_168
         static let httpHeader: Int32 = 10_023
         static let headerData: Int32 = 10_029
         static let customRequest: Int32 = 10_036
@@ -167,7 +212,9 @@ struct LibCurl: @unchecked Sendable {
         static let headerFunction: Int32 = 20_079
         static let httpVersion: Int32 = 84
         static let noSignal: Int32 = 99
+        static let bufferSize: Int32 = 98
         static let acceptEncoding: Int32 = 10_102
+        static let httpContentDecoding: Int32 = 158
         static let postFieldSizeLarge: Int32 = 30_120
         static let errorBuffer: Int32 = 10_010
         static let protocols: Int32 = 181
@@ -176,10 +223,46 @@ struct LibCurl: @unchecked Sendable {
         static let redirectProtocolsString: Int32 = 10_319
         static let httpVersion2TLS = 4
         static let multiMaxHostConnections: Int32 = 7
+        /// `CURLMOPT_MAXCONNECTS`: the size of the multi handle's cache of idle connections.
+        static let multiMaxConnects: Int32 = 6
+        static let caInfo: Int32 = 10_065
+        static let caPath: Int32 = 10_097
+        static let caInfoBlob: Int32 = 40_309
+        static let pinnedPublicKey: Int32 = 10_230
+        static let sslCert: Int32 = 10_025
+        static let sslCertType: Int32 = 10_086
+        static let sslKeyType: Int32 = 10_088
+        static let keyPassword: Int32 = 10_026
+        static let sslCertBlob: Int32 = 40_291
+        static let sslKeyBlob: Int32 = 40_292
+        static let sslVersion: Int32 = 32
+        /// `CURL_SSLVERSION_TLSv1_2`, `CURL_SSLVERSION_TLSv1_3`
+        static let sslVersionTLS12 = 6
+        static let sslVersionTLS13 = 7
     }
 
     enum Info {
         static let responseCode: Int32 = 0x200000 + 2
+        /// `CURLINFO_CAINFO`, `CURLINFO_CAPATH` (libcurl 7.84 and later): the default CA file and directory.
+        static let caInfo: Int32 = 0x100000 + 61
+        static let caPath: Int32 = 0x100000 + 62
+        // Timings in microseconds since the hop started (`curl_off_t`), then sizes and the connection.
+        static let totalTime: Int32 = 0x600000 + 50
+        static let nameLookupTime: Int32 = 0x600000 + 51
+        static let connectTime: Int32 = 0x600000 + 52
+        static let preTransferTime: Int32 = 0x600000 + 53
+        static let startTransferTime: Int32 = 0x600000 + 54
+        static let appConnectTime: Int32 = 0x600000 + 56
+        /// libcurl 8.6 and later.
+        static let queueTime: Int32 = 0x600000 + 65
+        static let sizeUpload: Int32 = 0x600000 + 7
+        static let sizeDownload: Int32 = 0x600000 + 8
+        static let headerSize: Int32 = 0x200000 + 11
+        static let requestSize: Int32 = 0x200000 + 12
+        static let numConnects: Int32 = 0x200000 + 26
+        static let primaryIP: Int32 = 0x100000 + 32
+        static let primaryPort: Int32 = 0x200000 + 40
+        static let httpVersion: Int32 = 0x200000 + 46
     }
 
     /// `CURLMSG_DONE`: a transfer finished, its result in `data.result`.

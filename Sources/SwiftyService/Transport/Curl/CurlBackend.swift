@@ -1,5 +1,4 @@
 import Foundation
-import SwiftyService
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -8,7 +7,7 @@ import FoundationNetworking
 /// A backend on libcurl's multi interface, for Linux services that call other HTTP APIs at volume.
 ///
 /// ```swift
-/// import SwiftyServiceCurl
+/// import SwiftyService
 /// ServiceRealm.get("inventory").use(try CurlBackend())
 /// ```
 /// One dedicated thread drives every transfer of the backend: connections are reused (at most
@@ -21,14 +20,22 @@ import FoundationNetworking
 ///
 /// Completions run on the backend's thread: keep them short, or give the realm a callback queue.
 public final class CurlBackend: NetworkBackend {
-    private let loop: CurlLoop
-    private let policy: RedirectPolicy
+    let loop: CurlLoop
+    let policy: RedirectPolicy
 
     /// A backend with its own libcurl thread.
     /// - Throws: ``CurlUnavailable`` when libcurl (7.68 or later) cannot be loaded.
-    public init(maxConnectionsPerHost: Int = 8, redirects policy: RedirectPolicy = .default) throws {
+    public convenience init(maxConnectionsPerHost: Int = 8, redirects policy: RedirectPolicy = .default) throws {
+        try self.init(maxConnectionsPerHost: maxConnectionsPerHost, redirects: policy, tlsSupport: .shared)
+    }
+
+    /// A backend that carries out TLS policies as a libcurl with `tlsSupport` would (tests take the paths
+    /// of older libcurls with it).
+    init(maxConnectionsPerHost: Int = 8, redirects policy: RedirectPolicy = .default, tlsSupport: CurlTLSSupport)
+        throws
+    {
         let curl = try LibCurl.shared.get()
-        loop = try CurlLoop(curl: curl, maxConnectionsPerHost: maxConnectionsPerHost)
+        loop = try CurlLoop(curl: curl, maxConnectionsPerHost: maxConnectionsPerHost, tlsSupport: tlsSupport)
         self.policy = policy
     }
 
@@ -44,6 +51,11 @@ public final class CurlBackend: NetworkBackend {
 
     /// Streams file bodies and writes downloads to disk itself.
     public var supportsStreaming: Bool { true }
+
+    /// What the loaded libcurl carries out of a realm's ``TLSPolicy``: with OpenSSL (Debian's libcurl),
+    /// all of it. Pins are checked against the server's own (leaf) certificate during the handshake, before
+    /// a byte of the request is sent.
+    public var supportedTLSFeatures: TLSFeatures { loop.tlsSupport.features }
 
     /// Queues the request on the libcurl thread.
     public func send(

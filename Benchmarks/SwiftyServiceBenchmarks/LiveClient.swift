@@ -1,0 +1,153 @@
+import Foundation
+import SwiftyService
+import SwiftyServiceCurl
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The clients the live scenarios compare, each measured in a process of its own (LiveRounds.swift), so that
+/// one client's threads, caches and connections never run beside another's.
+enum LiveClient: String, CaseIterable, Sendable {
+    /// A realm with ``CurlBackend``.
+    case curl
+    /// A realm with ``URLSessionBackend``.
+    case urlSession = "urlsession"
+    /// A realm that sets no backend: what a user gets by default.
+    case defaultBackend = "default"
+    /// `URLSession.dataTask` by hand.
+    case rawURLSession = "raw-urlsession"
+    /// libcurl from Swift by hand: one easy handle reused (1 in flight), or a multi handle with one reused easy
+    /// handle per request in flight, on one thread.
+    case rawLibcurl = "raw-libcurl"
+}
+
+/// One client's run: requests per second and CPU per request over the window, and the TCP connections the
+/// whole process opened to the server, warm-up included (counted by the parent, from the server's side).
+struct LiveFigures: Sendable {
+    var perSecond: Double
+    var cpuMicroseconds: Double
+    var connections: Int?
+
+    var line: String { "live-figures \(perSecond) \(cpuMicroseconds)" }
+
+    init(perSecond: Double, cpuMicroseconds: Double) {
+        self.perSecond = perSecond
+        self.cpuMicroseconds = cpuMicroseconds
+    }
+
+    /// Reads the line `line` wrote.
+    init?(line: Substring) {
+        let parts = line.split(separator: " ")
+        guard parts.count == 3, parts[0] == "live-figures", let rate = Double(parts[1]),
+            let cpu = Double(parts[2])
+        else { return nil }
+        self.init(perSecond: rate, cpuMicroseconds: cpu)
+    }
+}
+
+/// The child's side: `--live-client NAME --in-flight N --url URL --warm-up S --window S` runs one client, warm-up
+/// then a fixed window, and prints its ``LiveFigures`` line.
+func runLiveClient(_ client: LiveClient, base: URL, inFlight: Int, warmUp: Double, window: Double)
+    async throws
+    -> LiveFigures
+{
+    let url = base.appendingPathComponent("user.json")
+    let run: (Double) async throws -> (requests: Int, seconds: Double, cpu: UInt64)
+    switch client {
+    case .rawLibcurl:
+        let raw = try RawLibcurl(url: url, inFlight: inFlight)
+        run = { seconds in
+            let cpuStart = processCPUTime()
+            let start = now()
+            let count = raw.run(for: seconds)
+            return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
+        }
+    case .rawURLSession:
+        let session = URLSession(configuration: URLSessionBackend.defaultConfiguration())
+        var request = URLRequest(url: url)
+        request.timeoutInterval = 60
+        let raw = request
+        run = { seconds in
+            try await windowed(seconds, inFlight: inFlight) { try await rawRequest(session, raw) }
+        }
+    case .curl, .urlSession, .defaultBackend:
+        var realm = ServiceRealm.get("bench-live-\(client.rawValue)").setBaseURL(base)
+        if client == .curl { realm = realm.use(try CurlBackend()) }
+        if client == .urlSession { realm = realm.use(URLSessionBackend()) }
+        let endpoint = LiveFileIn(realm: realm)
+        run = { seconds in
+            try await windowed(seconds, inFlight: inFlight) { _ = try await endpoint.request() }
+        }
+    }
+    _ = try await run(warmUp)
+    let measured = try await run(window)
+    return LiveFigures(
+        perSecond: Double(measured.requests) / measured.seconds,
+        cpuMicroseconds: Double(measured.cpu) / 1_000 / Double(max(1, measured.requests)))
+}
+
+/// Sends with `inFlight` tasks until `seconds` have passed: the requests answered, the time it took and the
+/// process's CPU time over it.
+private func windowed(_ seconds: Double, inFlight: Int, _ send: @escaping @Sendable () async throws -> Void)
+    async throws -> (requests: Int, seconds: Double, cpu: UInt64)
+{
+    let cpuStart = processCPUTime()
+    let start = now()
+    let deadline = start + UInt64(seconds * 1e9)
+    let count = try await withThrowingTaskGroup(of: Int.self) { group in
+        for _ in 0..<inFlight {
+            group.addTask {
+                var sent = 0
+                while now() < deadline {
+                    try await send()
+                    sent += 1
+                }
+                return sent
+            }
+        }
+        return try await group.reduce(0, +)
+    }
+    return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
+}
+
+/// The connections nginx has accepted (`stub_status` at `/nginx-status`, which scripts/bench configures), read
+/// over a connection of its own that the count includes; `nil` from a server without it (httpbin).
+func acceptedConnections(base: URL) -> Int? {
+    #if os(Linux)
+    guard let host = base.host, let port = base.port else { return nil }
+    let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard socket >= 0 else { return nil }
+    defer { close(socket) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { return nil }
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
+    }
+    guard connected == 0 else { return nil }
+    let request = "GET /nginx-status HTTP/1.0\r\nHost: \(host)\r\n\r\n"
+    guard request.withCString({ send(socket, $0, strlen($0), 0) }) > 0 else { return nil }
+    var answer: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    while true {
+        let count = recv(socket, &buffer, buffer.count, 0)
+        guard count > 0 else { break }
+        answer += buffer[0..<count]
+    }
+    // "…server accepts handled requests\n 12 12 345 \n…"
+    let text = String(decoding: answer, as: UTF8.self)
+    guard text.hasPrefix("HTTP/1.1 200"),
+        let line = text.split(separator: "\n").first(where: { $0.hasPrefix(" ") })
+    else { return nil }
+    return line.split(separator: " ").first.flatMap { Int($0) }
+    #else
+    return nil
+    #endif
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// The live scenarios of one mode (`sequential`: 1 in flight, `concurrent8`: 8), from one set of rounds.
+func liveScenarios(_ settings: Settings, base: URL, inFlight: Int, wanted: (String) -> Bool) throws
+    -> [Outcome]
+{
+    let mode = inFlight == 1 ? "sequential" : "concurrent\(inFlight)"
+    // The scenarios of the mode, the clients each compares, and how.
+    let scenarios: [(name: String, clients: [LiveClient], outcome: (LiveRounds) -> Outcome)] = [
+        (
+            "live.\(mode)", [.urlSession, .rawURLSession],
+            { $0.throughput("live.\(mode)", .urlSession, against: .rawURLSession, goal: 0.97) }
+        ),
+        (
+            "live.curl.\(mode)", [.curl, .rawURLSession],
+            {
+                $0.throughput(
+                    "live.curl.\(mode)", .curl, against: .rawURLSession, goal: inFlight == 1 ? 8 : 12)
+            }
+        ),
+        (
+            "live.curl.\(mode).libcurl", [.curl, .rawLibcurl],
+            { $0.throughput("live.curl.\(mode).libcurl", .curl, against: .rawLibcurl, goal: 0.7) }
+        ),
+        (
+            "live.curl.\(mode).cpu", [.curl, .rawLibcurl],
+            { $0.cpu("live.curl.\(mode).cpu", .curl, against: .rawLibcurl, goal: 1.5) }
+        ),
+        (
+            "live.curl.\(mode).connections", [.curl],
+            { $0.connections("live.curl.\(mode).connections", .curl, goal: Double(inFlight)) }
+        ),
+        (
+            "live.default.\(mode)", [.defaultBackend, .rawURLSession],
+            { $0.throughput("live.default.\(mode)", .defaultBackend, against: .rawURLSession, goal: 4) }
+        ),
+    ]
+    // The connection count is a goal at 8 in flight only (sequentially there is nothing to churn).
+    let chosen = scenarios.filter {
+        wanted($0.name) && ($0.name.hasSuffix(".connections") ? inFlight > 1 : true)
+    }
+    guard !chosen.isEmpty else { return [] }
+    let rounds = try LiveRounds(
+        settings, base: base, inFlight: inFlight, clients: Set(chosen.flatMap(\.clients)))
+    return chosen.map { $0.outcome(rounds) }
+}
+
+/// The child's side of ``LiveRounds``: runs the client the arguments name and prints its figures.
+func liveClientMain(_ arguments: ArraySlice<String>) async -> Int32 {
+    func value(_ name: String) -> String? {
+        arguments.firstIndex(of: name).flatMap {
+            arguments.index(after: $0) < arguments.endIndex ? arguments[$0 + 1] : nil
+        }
+    }
+    guard let client = value("--live-client").flatMap(LiveClient.init(rawValue:)),
+        let base = value("--url").flatMap(URL.init(string:)),
+        let inFlight = value("--in-flight").flatMap(Int.init),
+        let warmUp = value("--warm-up").flatMap(Double.init),
+        let window = value("--window").flatMap(Double.init)
+    else {
+        FileHandle.standardError.write(Data("live client: bad arguments \(Array(arguments))\n".utf8))
+        return 2
+    }
+    do {
+        let figures = try await runLiveClient(
+            client, base: base, inFlight: inFlight, warmUp: warmUp, window: window)
+        print(figures.line)
+        return 0
+    } catch {
+        FileHandle.standardError.write(Data("live client \(client.rawValue): \(error)\n".utf8))
+        return 1
+    }
+}

@@ -1,0 +1,85 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Something that happened to one request: built, an attempt started, redirected, answered, retried,
+/// finished. A realm's observers (``RealmConfiguration/addObserver(_:)``) get every event of every request,
+/// each exactly once and, for one request, in the order they happened.
+public struct RequestEvent: Sendable {
+    /// The request the event is about: every event of one call carries the same.
+    public let requestID: RequestID
+    /// What happened.
+    public let kind: Kind
+    /// When it happened.
+    public let date: Date
+
+    /// What happened to a request.
+    public enum Kind: Sendable {
+        /// The request was built and is about to be sent, as this `URLRequest` (before middleware).
+        case built(URLRequest)
+        /// An attempt went to the backend, as this `URLRequest` (after middleware; secrets as sent).
+        case attemptStarted(attempt: Int, URLRequest)
+        /// A redirect was followed, from one URL to the next (the next hop's secrets stripped already).
+        case redirected(from: URL, to: URL, statusCode: Int)
+        /// An attempt's response head arrived.
+        case responseHead(attempt: Int, HTTPURLResponse)
+        /// A retry was scheduled after `attempt`, to start after `delay` seconds, for `reason`.
+        case retryScheduled(attempt: Int, delay: TimeInterval, reason: String)
+        /// A token refresh began, because a request was refused or its token had expired.
+        case tokenRefreshStarted
+        /// The token refresh ended.
+        case tokenRefreshEnded(succeeded: Bool)
+        /// The answer came from the realm's HTTP cache, without asking the server.
+        case cacheHit
+        /// The server confirmed the cached answer (304).
+        case cacheRevalidated
+        /// The call succeeded; `Response.metrics` holds every attempt's metrics when they were collected.
+        case completed(Response)
+        /// The call failed; `metrics` holds the attempts' metrics that were collected.
+        case failed(ServiceError, metrics: [TransferMetrics])
+    }
+}
+
+/// Identifies one call across its events: unique within the process.
+public struct RequestID: Sendable, Hashable, CustomStringConvertible {
+    /// The number, counting from 1 in the order calls were sent.
+    public let value: UInt64
+
+    /// `#42`.
+    public var description: String { "#\(value)" }
+}
+
+/// Watches a realm's requests. Events arrive on whichever thread the request is on at the time: keep the
+/// work short (hand it to a queue or a task), and do not wait for the request from here.
+///
+/// ```swift
+/// struct PhaseLog: RequestObserver {
+///     func observe(_ event: RequestEvent) {
+///         if case let .completed(response) = event.kind, let last = response.metrics.last {
+///             print(event.requestID, response.statusCode, last)   // #7 200 dns 3 ms · connect 1 ms · …
+///         }
+///     }
+/// }
+/// ServiceRealm.get("users").addObserver(PhaseLog())
+/// ```
+public protocol RequestObserver: Sendable {
+    /// Called once for each event of each request of the realm.
+    func observe(_ event: RequestEvent)
+}
+
+/// An observer made of a closure: `realm.addObserver(EventHandler { event in … })`.
+public struct EventHandler: RequestObserver {
+    private let handle: @Sendable (RequestEvent) -> Void
+
+    /// An observer that calls `handle` with each event.
+    public init(_ handle: @escaping @Sendable (RequestEvent) -> Void) {
+        self.handle = handle
+    }
+
+    /// Calls the closure.
+    public func observe(_ event: RequestEvent) {
+        handle(event)
+    }
+}

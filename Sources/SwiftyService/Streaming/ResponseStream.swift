@@ -1,0 +1,211 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A response whose body arrives while you read it: the validated head in ``response``, then the body as an
+/// `AsyncSequence` of byte chunks, or as ``lines``, ``serverSentEvents`` or ``jsonLines(as:decoder:maxLineLength:)``.
+///
+/// The body can be read once. Leaving the loop early, cancelling the task, or letting go of a stream that
+/// was never read stops the transfer at once and frees its connection. Failures are ``ServiceError``s:
+/// the realm's timeout is the longest silence between chunks, a realm's resource timeout covers the whole
+/// stream, and a line or event past its limit ends it with ``StreamItemTooLarge``.
+public struct ResponseStream: AsyncSequence, Sendable {
+    /// A chunk of the body.
+    public typealias Element = Data
+
+    /// The response head, status and headers (its `data` is empty), validated against the endpoint's statuses.
+    public let response: Response
+    private let owner: StreamOwner
+
+    init(response: Response, sink: StreamSink) {
+        self.response = response
+        owner = StreamOwner(sink)
+    }
+
+    /// Reads the body chunk by chunk.
+    public func makeAsyncIterator() -> Iterator {
+        let owns = owner.sink.startIterating()
+        return Iterator(reader: ChunkReader(owner.sink, owns: owns))
+    }
+
+    /// Reads the body's chunks as they come.
+    public struct Iterator: AsyncIteratorProtocol {
+        let reader: ChunkReader
+
+        /// The next chunk; `nil` at the end of the body.
+        /// - Throws: ``ServiceError`` only.
+        public mutating func next() async throws -> Data? {
+            try await reader.next()
+        }
+    }
+
+    /// Whether a loop is waiting for the next chunk (for tests).
+    var hasWaitingReader: Bool { owner.sink.hasWaitingReader }
+
+    /// The bytes of body handed out so far (for logging at the end of a stream).
+    public var byteCount: Int64 { owner.sink.byteCount }
+
+    /// The body as lines ended by LF, CR or CRLF, decoded as UTF-8.
+    /// - Parameter maxLength: the longest line in bytes; a longer one ends the stream with ``StreamItemTooLarge``.
+    public func lines(maxLength: Int = LineSplitter.defaultMaxLineLength) -> StreamedItems<String> {
+        let sink = owner.sink
+        return StreamedItems(stream: self) {
+            var splitter = LineSplitter(maxLineLength: maxLength)
+            return { chunk in
+                guard let chunk else { return splitter.finish().map { [$0] } ?? [] }
+                return try splitter.split(chunk)
+            }
+        } failure: { sink.request }
+    }
+
+    /// The body as lines, each at most 1 MiB: ``lines(maxLength:)`` with its default.
+    public var lines: StreamedItems<String> { lines() }
+
+    /// The body as server-sent events (`text/event-stream`), parsed by ``ServerSentEventParser``.
+    /// - Parameter maxEventSize: the largest event's data in bytes; a larger one ends the stream with
+    ///   ``StreamItemTooLarge``.
+    public func serverSentEvents(maxEventSize: Int = ServerSentEventParser.defaultMaxEventSize)
+        -> StreamedItems<ServerSentEvent>
+    {
+        let sink = owner.sink
+        return StreamedItems(stream: self) {
+            var parser = ServerSentEventParser(maxEventSize: maxEventSize)
+            return { chunk in
+                guard let chunk else {
+                    parser.finish()
+                    return []
+                }
+                return try parser.parse(chunk)
+            }
+        } failure: { sink.request }
+    }
+
+    /// The body as server-sent events, each at most 1 MiB: ``serverSentEvents(maxEventSize:)`` with its default.
+    public var serverSentEvents: StreamedItems<ServerSentEvent> { serverSentEvents() }
+
+    /// The body as JSON Lines: one `T` decoded from each line; blank lines are skipped.
+    /// - Throws: while iterating, ``ServiceError/decoding(_:underlying:)`` for a line that does not decode,
+    ///   with that line as the response's data.
+    public func jsonLines<T: Decodable & Sendable>(
+        as type: T.Type, decoder: JSONDecoder = JSONDecoder(), maxLineLength: Int = LineSplitter.defaultMaxLineLength
+    ) -> StreamedItems<T> {
+        let head = response
+        let sink = owner.sink
+        return StreamedItems(stream: self) {
+            var splitter = LineSplitter(maxLineLength: maxLineLength)
+            func decode(_ lines: [String]) throws -> [T] {
+                try lines.compactMap { line in
+                    guard line.contains(where: { !$0.isWhitespace }) else { return nil }
+                    let data = Data(line.utf8)
+                    do {
+                        return try decoder.decode(T.self, from: data)
+                    } catch {
+                        var answer = head
+                        answer.data = data
+                        throw ServiceError.decoding(answer, underlying: error)
+                    }
+                }
+            }
+            return { chunk in
+                guard let chunk else { return try decode(splitter.finish().map { [$0] } ?? []) }
+                return try decode(try splitter.split(chunk))
+            }
+        } failure: { sink.request }
+    }
+}
+
+/// Items made from a stream's chunks — lines, events, decoded values — as an `AsyncSequence`.
+public struct StreamedItems<Item: Sendable>: AsyncSequence, Sendable {
+    /// One item.
+    public typealias Element = Item
+    /// Turns one chunk (or `nil`, the end) into the items it completes.
+    typealias Transform = (Data?) throws -> [Item]
+
+    private let stream: ResponseStream
+    private let makeTransform: @Sendable () -> Transform
+    private let request: @Sendable () -> URLRequest
+
+    init(
+        stream: ResponseStream, _ makeTransform: @escaping @Sendable () -> Transform,
+        failure request: @escaping @Sendable () -> URLRequest
+    ) {
+        self.stream = stream
+        self.makeTransform = makeTransform
+        self.request = request
+    }
+
+    /// Reads the items.
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(chunks: stream.makeAsyncIterator(), transform: makeTransform(), request: request())
+    }
+
+    /// Reads the items as their chunks come.
+    public struct Iterator: AsyncIteratorProtocol {
+        var chunks: ResponseStream.Iterator
+        let transform: Transform
+        let request: URLRequest
+        var ready: [Item] = []
+        var index = 0
+        var ended = false
+
+        /// The next item; `nil` at the end of the body.
+        /// - Throws: ``ServiceError`` only.
+        public mutating func next() async throws -> Item? {
+            while index == ready.count {
+                if ended { return nil }
+                let chunk = try await chunks.next()
+                if chunk == nil { ended = true }
+                do {
+                    ready = try transform(chunk)
+                } catch let error as StreamItemTooLarge {
+                    chunks.reader.sink.stop(with: .transport(request, underlying: error))
+                    ended = true
+                    throw ServiceError.transport(request, underlying: error)
+                } catch {
+                    chunks.reader.sink.cancel()
+                    ended = true
+                    throw error
+                }
+                index = 0
+            }
+            defer { index += 1 }
+            return ready[index]
+        }
+    }
+}
+
+/// Stops the transfer when a stream nobody reads is let go of.
+final class StreamOwner: Sendable {
+    let sink: StreamSink
+
+    init(_ sink: StreamSink) {
+        self.sink = sink
+    }
+
+    deinit {
+        if !sink.isIterated { sink.cancel() }
+    }
+}
+
+/// One reading of a stream's body; when the first one is let go of (the loop left early), the transfer
+/// stops. (A later one, which can only fail or find the end, stops nothing.)
+final class ChunkReader: Sendable {
+    let sink: StreamSink
+    private let owns: Bool
+
+    init(_ sink: StreamSink, owns: Bool) {
+        self.sink = sink
+        self.owns = owns
+    }
+
+    func next() async throws -> Data? {
+        try await sink.next()
+    }
+
+    deinit {
+        // Nothing to stop after the end: the sink ignores it.
+        if owns { sink.cancel() }
+    }
+}

@@ -1,0 +1,351 @@
+import CCurlShim
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// libcurl's multi interface, driven by one dedicated thread.
+///
+/// Other threads only queue work (a transfer to start, one to cancel) and wake the loop with
+/// `curl_multi_wakeup`; every libcurl call and every transfer's state change happens on the loop thread.
+final class CurlLoop: @unchecked Sendable {
+    let curl: LibCurl
+    private let multi: LibCurl.Handle
+    private let lock = NSLock()
+    private var queuedStarts: [CurlTransfer] = []
+    private var queuedCancels: [CurlTransfer] = []
+    private var queuedResumes: [CurlTransfer] = []
+    private var stopping = false
+    /// Whether the loop waits in `curl_multi_poll` (or is about to): only then does queued work need a
+    /// `curl_multi_wakeup`, and one is enough until it wakes. A busy loop looks at the queues before it
+    /// waits again, so work queued meanwhile costs no system call.
+    private var polling = false
+    private var wakeupSent = false
+    /// Loop thread only: the transfers whose handles are in the multi handle, by handle address.
+    private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// What the loop's libcurl does with TLS policies.
+    let tlsSupport: CurlTLSSupport
+    /// Loop thread only: the libcurl options of the TLS policies seen so far.
+    private var tls: CurlTLSCache
+    /// Loop thread only: easy handles between transfers.
+    private let handles: CurlHandlePool
+
+    init(curl: LibCurl, maxConnectionsPerHost: Int, tlsSupport: CurlTLSSupport = .shared) throws {
+        guard let multi = curl.multiInit() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
+        self.tlsSupport = tlsSupport
+        tls = CurlTLSCache(support: tlsSupport)
+        self.curl = curl
+        self.multi = multi
+        handles = CurlHandlePool(curl: curl)
+        curl.setMulti(multi, LibCurl.Option.multiMaxHostConnections, maxConnectionsPerHost)
+        // libcurl's default cache holds 4 idle connections per handle in the multi handle; ours leave it as
+        // they finish, so at N in flight the cache shrank below N and libcurl closed connections it would
+        // have reused (hundreds of new TCP connections per second). Room for every host's full share:
+        curl.setMulti(
+            multi, LibCurl.Option.multiMaxConnects, Self.cachedConnections(perHost: maxConnectionsPerHost))
+        threadName = Self.nextThreadName()
+        let thread = Thread { [self] in run() }
+        thread.name = threadName
+        thread.start()
+    }
+
+    /// Idle connections the loop keeps: `perHost` for each of 8 hosts, 64 at least.
+    static func cachedConnections(perHost: Int) -> Int { max(64, perHost * 8) }
+
+    func start(_ transfer: CurlTransfer) {
+        queue { $0.queuedStarts.append(transfer) }
+    }
+
+    func cancel(_ transfer: CurlTransfer) {
+        queue { $0.queuedCancels.append(transfer) }
+    }
+
+    /// Resumes a streamed transfer that its reader's full buffer paused.
+    func resume(_ transfer: CurlTransfer) {
+        queue { $0.queuedResumes.append(transfer) }
+    }
+
+    /// Queues work for the loop and wakes it if it waits and no wake-up is on its way.
+    private func queue(_ work: (CurlLoop) -> Void) {
+        let wake = lock.withLock {
+            work(self)
+            guard polling, !wakeupSent else { return false }
+            wakeupSent = true
+            return true
+        }
+        if wake { _ = curl.multiWakeup(multi) }
+    }
+
+    /// Ends the loop: unfinished transfers end as cancelled, then the multi handle goes.
+    func shutdown() {
+        lock.withLock { stopping = true }
+        _ = curl.multiWakeup(multi)
+    }
+
+    /// The number of transfers in flight (for tests and leak checks).
+    var activeCount: Int { lock.withLock { active.count + queuedStarts.count } }
+
+    /// The loop thread's name, unique to this loop, as the system shows it (Linux keeps 15 characters).
+    let threadName: String
+
+    private static let namingLock = NSLock()
+    nonisolated(unsafe) private static var loopsStarted = 0
+
+    private static func nextThreadName() -> String {
+        let number = namingLock.withLock {
+            loopsStarted += 1
+            return loopsStarted
+        }
+        return "SwiftyCurl-\(number % 10_000)"
+    }
+
+    private func run() {
+        _ = ccurl_name_this_thread(threadName)
+        var running: Int32 = 0
+        // The queues change places with these, emptied after each turn: no array is allocated per turn.
+        var starts: [CurlTransfer] = []
+        var cancels: [CurlTransfer] = []
+        var resumes: [CurlTransfer] = []
+        while true {
+            let stop = lock.withLock {
+                swap(&starts, &queuedStarts)
+                swap(&cancels, &queuedCancels)
+                swap(&resumes, &queuedResumes)
+                return stopping
+            }
+            for transfer in starts { begin(transfer) }
+            for transfer in cancels { abort(transfer, with: URLError(.cancelled)) }
+            for transfer in resumes { unpause(transfer) }
+            starts.removeAll(keepingCapacity: true)
+            cancels.removeAll(keepingCapacity: true)
+            resumes.removeAll(keepingCapacity: true)
+            if stop {
+                for transfer in Array(active.values) { abort(transfer, with: URLError(.cancelled)) }
+                break
+            }
+            _ = curl.multiPerform(multi, &running)
+            var queued: Int32 = 0
+            while let message = curl.multiInfoRead(multi, &queued) {
+                guard message.pointee.msg == LibCurl.messageDone, let handle = message.pointee.easy_handle,
+                    let transfer = active[handle]
+                else { continue }
+                complete(transfer, code: message.pointee.data.result)
+            }
+            let wait = timeOutSilences()
+            // Waits only when nothing was queued since the queues were taken; the queues are looked at again
+            // after the wait either way.
+            let idle = lock.withLock {
+                polling = queuedStarts.isEmpty && queuedCancels.isEmpty && queuedResumes.isEmpty && !stopping
+                return polling
+            }
+            guard idle else { continue }
+            _ = curl.multiPoll(multi, nil, 0, wait, nil)
+            lock.withLock {
+                polling = false
+                wakeupSent = false
+            }
+        }
+        handles.drain()
+        _ = curl.multiCleanup(multi)
+    }
+
+    /// Ends the transfers that have heard nothing for their timeout, and says how long the loop may wait
+    /// before the next one could (1 s at most): a timeout is the longest silence, to the millisecond.
+    private func timeOutSilences() -> Int32 {
+        let now = CurlTransfer.monotonicSeconds()
+        var wait: TimeInterval = 1
+        var silent: [CurlTransfer] = []
+        for transfer in active.values where !transfer.isPaused {
+            let left = transfer.heardAt + transfer.silenceLimit - now
+            if left <= 0 {
+                silent.append(transfer)
+            } else {
+                wait = min(wait, left)
+            }
+        }
+        for transfer in silent { abort(transfer, with: URLError(.timedOut)) }
+        return Int32((wait * 1000).rounded(.up))
+    }
+
+    /// Starts the transfer's current hop.
+    private func begin(_ transfer: CurlTransfer) {
+        guard !transfer.isFinished else { return }
+        do {
+            try transfer.prepareHop()
+        } catch {
+            transfer.finish(.failure(error))
+            return
+        }
+        guard let pooled = handles.take() else {
+            transfer.finish(.failure(URLError(.cannotConnectToHost)))
+            return
+        }
+        let handle = pooled.raw
+        // Read once: they decide whether the handle's options can stay, and otherwise they are the options.
+        let url = transfer.current.url?.absoluteString ?? ""
+        let fields = transfer.current.allHTTPHeaderFields ?? [:]
+        let setup = ReusableSetup(for: transfer, url: url, fields: fields)
+        if let setup, pooled.setup == setup {
+            // The handle is set up as this hop needs, from a hop just like it: only the hop's own pointers
+            // change (raw libcurl reuses a handle so, without curl_easy_reset and a URL parsed again).
+            transfer.easy = pooled
+            pointCallbacks(of: handle, at: transfer)
+            pooled.clearErrorBuffer()
+            watchSilence(of: transfer)
+            active[handle] = transfer
+            _ = curl.multiAddHandle(multi, handle)
+            return
+        }
+        handles.reset(pooled)
+        let protocolRefusal: (any Error)? = CurlProtocols.restrict(
+            setString: { curl.set(handle, $0, string: $1) }, setNumber: { curl.set(handle, $0, $1) })
+        if let refusal = protocolRefusal ?? applyTLSPolicy(of: transfer, to: handle) {
+            handles.giveBack(pooled)
+            transfer.finish(.failure(refusal))
+            return
+        }
+        transfer.easy = pooled
+        configure(pooled, for: transfer, url: url, fields: fields)
+        pooled.setup = setup
+        active[handle] = transfer
+        _ = curl.multiAddHandle(multi, handle)
+    }
+
+    /// Points libcurl's callbacks at the hop's transfer.
+    private func pointCallbacks(of handle: LibCurl.Handle, at transfer: CurlTransfer) {
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        curl.set(handle, LibCurl.Option.writeData, pointer: context)
+        curl.set(handle, LibCurl.Option.headerData, pointer: context)
+    }
+
+    /// The timeout is the longest silence, which the loop watches itself (timeOutSilences): libcurl's own
+    /// options are a limit on the whole transfer or on its average speed, neither of which it means.
+    private func watchSilence(of transfer: CurlTransfer) {
+        transfer.silenceLimit = transfer.current.timeoutInterval.usableTimeout
+        transfer.heardFrom()
+    }
+
+    /// Sets the realm's TLS policy on the hop's handle; the error when libcurl refuses part of it, and then
+    /// nothing is sent.
+    private func applyTLSPolicy(of transfer: CurlTransfer, to handle: LibCurl.Handle) -> (any Error)? {
+        guard let policy = transfer.request.tlsPolicy else { return nil }
+        do {
+            let options = try tls.options(for: policy)
+            transfer.tlsOptions = options
+            return options.apply(to: handle, curl)
+        } catch {
+            return error
+        }
+    }
+
+    private func configure(
+        _ pooled: PooledHandle, for transfer: CurlTransfer, url: String, fields: [String: String]
+    ) {
+        let handle = pooled.raw
+        let request = transfer.current
+        let context = Unmanaged.passUnretained(transfer).toOpaque()
+        typealias O = LibCurl.Option
+        curl.set(handle, O.url, string: url)
+        pooled.clearErrorBuffer()
+        curl.set(handle, O.errorBuffer, pointer: pooled.errorBuffer)
+        curl.set(handle, O.noSignal, 1)
+        curl.set(handle, O.followLocation, 0)
+        curl.set(handle, O.acceptEncoding, string: "")
+        curl.set(handle, O.httpContentDecoding, 1)
+        curl.set(handle, O.httpVersion, LibCurl.Option.httpVersion2TLS)
+        curl.set(handle, O.writeFunction, pointer: unsafeBitCast(curlWrite, to: UnsafeRawPointer.self))
+        curl.set(handle, O.writeData, pointer: context)
+        curl.set(handle, O.headerFunction, pointer: unsafeBitCast(curlHeader, to: UnsafeRawPointer.self))
+        curl.set(handle, O.headerData, pointer: context)
+        // A stream's chunks each cost a hand-over to its reader: fewer, larger reads (16 KiB by default).
+        if transfer.sink != nil { curl.set(handle, O.bufferSize, Self.streamReadSize) }
+
+        let method = request.httpMethod ?? "GET"
+        if transfer.hasBody {
+            curl.set(handle, O.post, 1)
+            curl.set(handle, O.postFieldSizeLarge, offset: transfer.bodyLength)
+            curl.set(handle, O.readFunction, pointer: unsafeBitCast(curlRead, to: UnsafeRawPointer.self))
+            curl.set(handle, O.readData, pointer: context)
+            // libcurl sends a request again when a reused connection turns out closed, which needs the body
+            // from its start: without a seek function that ends the request in CURLE_SEND_FAIL_REWIND.
+            curl.set(handle, O.seekFunction, pointer: unsafeBitCast(curlSeek, to: UnsafeRawPointer.self))
+            curl.set(handle, O.seekData, pointer: context)
+            if method != "POST" { curl.set(handle, O.customRequest, string: method) }
+        } else if method == "HEAD" {
+            curl.set(handle, O.noBody, 1)
+        } else if method != "GET" {
+            curl.set(handle, O.customRequest, string: method)
+        }
+
+        var fields = fields
+        // Without this, libcurl waits for a 100 Continue before sending bodies over 1 KiB.
+        if transfer.hasBody,
+            !fields.keys.contains(where: { $0.caseInsensitiveCompare("Expect") == .orderedSame })
+        {
+            fields["Expect"] = ""
+        }
+        if let list = pooled.headerList(for: fields, curl) { curl.set(handle, O.httpHeader, pointer: list) }
+        watchSilence(of: transfer)
+    }
+
+    /// libcurl's read buffer for streamed responses (`CURLOPT_BUFFERSIZE`).
+    static let streamReadSize = 256 * 1024
+
+    /// A hop ended: a redirect to follow, the response, or the failure.
+    private func complete(_ transfer: CurlTransfer, code: Int32) {
+        guard let handle = transfer.easy?.raw else { return }
+        let status = curl.responseCode(handle)
+        if transfer.request.collectsMetrics { transfer.measured(curl.metrics(of: handle, start: transfer.startedAt)) }
+        // The error buffer is the handle's: read before the handle goes back to the pool.
+        let reason = code == 0 ? nil : transfer.easy?.failureReason(or: curl.describe(code))
+        release(transfer)
+        if let problem = transfer.headTooLarge { return transfer.finish(.failure(problem)) }
+        if let limit = transfer.tooLarge { return transfer.finish(.failure(ResponseTooLarge(limit: limit))) }
+        guard code == 0 else {
+            let reason = reason ?? curl.describe(code)
+            let error =
+                TLSFailure.error(curlCode: code, reason: reason, url: transfer.current.url)
+                ?? Self.urlError(code, description: reason)
+            transfer.finish(.failure(error))
+            return
+        }
+        guard (300..<400).contains(status) else { return transfer.succeed(status: status, head: nil) }
+        guard let head = transfer.response(status: status) else {
+            return transfer.finish(.failure(URLError(.badServerResponse)))
+        }
+        switch transfer.nextHop(after: head) {
+        case .follow?:
+            begin(transfer)
+        case .tooMany?:
+            transfer.finish(.failure(URLError(.httpTooManyRedirects)))
+        case let .refuse(refusal)?:
+            transfer.finish(.failure(refusal))
+        case .stop?, nil:
+            transfer.succeed(status: status, head: head)
+        }
+    }
+
+    /// Lets libcurl deliver a paused transfer's body again; its silence starts over (the wait was the reader's).
+    private func unpause(_ transfer: CurlTransfer) {
+        guard transfer.isPaused, let handle = transfer.easy?.raw else { return }
+        transfer.isPaused = false
+        transfer.heardFrom()
+        // CURLPAUSE_CONT; libcurl may call the write callback (and pause again) before this returns.
+        _ = curl.easyPause?(handle, 0)
+    }
+
+    private func abort(_ transfer: CurlTransfer, with error: URLError) {
+        release(transfer)
+        transfer.finish(.failure(error))
+    }
+
+    /// Takes the hop's handle out of the multi handle and back to the pool.
+    private func release(_ transfer: CurlTransfer) {
+        guard let pooled = transfer.easy else { return }
+        _ = curl.multiRemoveHandle(multi, pooled.raw)
+        transfer.easy = nil
+        active[pooled.raw] = nil
+        handles.giveBack(pooled)
+    }
+}
