@@ -38,13 +38,18 @@ struct CacheAgeAndDateTests {
         async throws
     {
         let now = Date()
-        func formatted(_ format: String) -> String {
+        func formatted(_ format: String, at date: Date = now + 3_600) -> String {
             let formatter = DateFormatter()
             formatter.locale = Locale(identifier: "en_US_POSIX")
             formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = format
-            return formatter.string(from: now + 3_600)
+            return formatter.string(from: date)
         }
+        // A one-digit hour is only malformed before 10 o'clock (an hour from now may be 22:00, which "H"
+        // writes as two digits): so 09:00 GMT the day after tomorrow, always ahead.
+        var gmt = Calendar(identifier: .gregorian)
+        gmt.timeZone = try #require(TimeZone(identifier: "GMT"))
+        let nineOClock = try #require(gmt.date(bySettingHour: 9, minute: 0, second: 0, of: now + 2 * 86_400))
         let valid = [
             formatted("EEE, dd MMM yyyy HH:mm:ss 'GMT'"), formatted("EEEE, dd-MMM-yy HH:mm:ss 'GMT'"),
             formatted("EEE MMM d HH:mm:ss yyyy").replacingOccurrences(
@@ -53,7 +58,7 @@ struct CacheAgeAndDateTests {
         let invalid = [
             formatted("EEE, dd MMM yyyy HH:mm:ss 'UTC'"), formatted("EEE dd MMM yyyy HH:mm:ss 'GMT'"),
             formatted("EEE,  dd MMM yyyy HH:mm:ss 'GMT'"), formatted("EEE, dd-MMM-yyyy HH:mm:ss 'GMT'"),
-            formatted("EEE, dd MMM yyyy H:mm:ss 'GMT'"), formatted("dd.MM.yy"), "0", "-1",
+            formatted("EEE, dd MMM yyyy H:mm:ss 'GMT'", at: nineOClock), formatted("dd.MM.yy"), "0", "-1",
         ]
         for (expires, reused) in valid.map({ ($0, true) }) + invalid.map({ ($0, false) }) {
             let resource = try ScriptedResource(kind, headers: ["Expires: \(expires)"])
