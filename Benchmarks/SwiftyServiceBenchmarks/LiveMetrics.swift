@@ -33,11 +33,14 @@ func liveCurlMetrics(_ settings: Settings, base: URL) async throws -> Outcome {
                         guard response.metrics.count == 1 else { throw URLError(.badServerResponse) }
                     }.perSecond)
             } else {
-                baseline.append(try await throughput(requests: requests, inFlight: 1) { _ = try await plain.request() }.perSecond)
+                baseline.append(
+                    try await throughput(requests: requests, inFlight: 1) { _ = try await plain.request() }
+                        .perSecond)
             }
         }
     }
     return Outcome(
-        scenario: "live.curl.metrics", ours: median(ours), baseline: median(baseline), unit: .requestsPerSecond,
+        scenario: "live.curl.metrics", ours: median(ours), baseline: median(baseline),
+        unit: .requestsPerSecond,
         goal: 0.95, higherIsBetter: true, note: "metrics collected vs not, one CurlBackend")
 }

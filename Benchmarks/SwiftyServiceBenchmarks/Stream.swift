@@ -28,7 +28,8 @@ enum RawCurl {
     private typealias Handle = UnsafeMutableRawPointer
     private typealias SetLong = @convention(c) (Handle, Int32, Int) -> Int32
     private typealias SetPointer = @convention(c) (Handle, Int32, UnsafeRawPointer?) -> Int32
-    private typealias Write = @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int
+    private typealias Write =
+        @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int
 
     nonisolated(unsafe) private static let library: UnsafeMutableRawPointer? = {
         for name in ["libcurl.so.4", "libcurl.so", "libcurl-gnutls.so.4"] {
@@ -72,7 +73,8 @@ enum RawCurl {
 }
 
 /// Reads the file through CurlBackend's stream, chunk by chunk; `pause` after every 64 KiB read.
-func streamThrough(_ backend: any NetworkBackend, base: URL, name: String, pause: TimeInterval = 0) async throws
+func streamThrough(_ backend: any NetworkBackend, base: URL, name: String, pause: TimeInterval = 0)
+    async throws
     -> Int
 {
     ServiceRealm.get("bench-stream").setBaseURL(base).setTimeout(120).use(backend)
@@ -106,13 +108,17 @@ func streamThroughput(_ settings: Settings, base: URL) async throws -> Outcome {
         let plain = await Task.detached { RawCurl.get(url) }.value
         raw.append(Double(plain ?? 0) / 1_048_576 / (Double(now() - start) / 1e9))
         guard streamed == bytes, plain == bytes else {
-            throw URLError(.badServerResponse, userInfo: [NSLocalizedDescriptionKey: "\(streamed), \(plain ?? -1) of \(bytes)"])
+            throw URLError(
+                .badServerResponse,
+                userInfo: [NSLocalizedDescriptionKey: "\(streamed), \(plain ?? -1) of \(bytes)"])
         }
     }
     return Outcome(
         scenario: "stream.throughput", ours: median(ours), baseline: median(raw), unit: .megabytesPerSecond,
         goal: 0.8, higherIsBetter: true,
-        note: "\(bytes >> 20) MiB from nginx as chunks, against raw libcurl's easy interface (median of \(ours.count))")
+        note:
+            "\(bytes >> 20) MiB from nginx as chunks, against raw libcurl's easy interface (median of \(ours.count))"
+    )
 }
 
 /// `stream.memory`: resident growth while a reader that sleeps 1 ms per 64 KiB streams the file through
@@ -141,7 +147,8 @@ func streamMemory(_ settings: Settings, base: URL) async throws -> Outcome {
     }
     let sessionGrowth = max(sessionSampler.stop() - sessionBefore, 0) >> 20
     return Outcome(
-        scenario: "stream.memory", ours: growth, baseline: nil, unit: .megabytes, goal: 8, higherIsBetter: false,
+        scenario: "stream.memory", ours: growth, baseline: nil, unit: .megabytes, goal: 8,
+        higherIsBetter: false,
         note: "curl: \(streamed >> 20) MiB read at 1 ms per 64 KiB in \(String(format: "%.1f", seconds)) s"
             + (streamed == bytes ? "" : " (short read!)")
             + "; URLSession, \(settings.quick ? 20 : 200) MiB: RSS +\(sessionGrowth) MiB, \(sessionOutcome)")
@@ -174,5 +181,7 @@ func streamSSE(_ settings: Settings, base: URL) async throws -> Outcome {
     return Outcome(
         scenario: "stream.sse", ours: median(streamedRates), baseline: median(parsedRates),
         unit: .eventsPerSecond, goal: nil, higherIsBetter: true,
-        note: "\(count) events (\(body.count >> 10) KiB) from nginx through CurlBackend, against the parser alone")
+        note:
+            "\(count) events (\(body.count >> 10) KiB) from nginx through CurlBackend, against the parser alone"
+    )
 }

@@ -55,7 +55,9 @@ if wanted("cache.hit") { report(await cacheHit(settings)) }
 if wanted("cache.disk.hit") { report(await cacheDiskHit(settings)) }
 if let liveURL {
     for inFlight in [1, 8] {
-        for outcome in try liveScenarios(settings, base: liveURL, inFlight: inFlight, wanted: wanted) { report(outcome) }
+        for outcome in try liveScenarios(settings, base: liveURL, inFlight: inFlight, wanted: wanted) {
+            report(outcome)
+        }
     }
     if wanted("live.curl.metrics") {
         report(try await liveCurlMetrics(settings, base: liveURL))

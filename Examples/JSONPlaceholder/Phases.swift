@@ -23,7 +23,8 @@ final class PhaseTable: RequestObserver, @unchecked Sendable {
             let m = row.metrics
             Swift.print(
                 Self.line(
-                    row.call, "\(row.status)", Self.ms(m.dnsLookup), Self.ms(m.connect), Self.ms(m.tlsHandshake),
+                    row.call, "\(row.status)", Self.ms(m.dnsLookup), Self.ms(m.connect),
+                    Self.ms(m.tlsHandshake),
                     Self.ms(m.firstByte), Self.ms(m.total)))
         }
     }

@@ -204,7 +204,9 @@ if live == nil && replay == nil {
         answer: .streamed(activityPieces, every: 0.08, headers: ["Content-Type": "text/event-stream"]))
     ServiceRealm.get("activity").setBaseURL(URL(string: "https://posts.example.com/api")!).use(feedServer)
     let activity = try await ActivityFeed.live(postID: 1).stream()
-    print("✓ activity stream open: \(activity.response.statusCode) \(activity.response.header("Content-Type") ?? "")")
+    print(
+        "✓ activity stream open: \(activity.response.statusCode) \(activity.response.header("Content-Type") ?? "")"
+    )
     var seen = 0
     for try await event in activity.serverSentEvents {
         print("  \(event.event) #\(event.id): \(event.data.replacingOccurrences(of: "\n", with: " / "))")

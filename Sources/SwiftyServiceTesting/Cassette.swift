@@ -69,7 +69,9 @@ public struct Cassette: Codable, Sendable, Equatable {
         public var chunks: [RecordedChunk]?
 
         /// A response as received.
-        public init(status: Int, headers: [String: String] = [:], body: Body? = nil, chunks: [RecordedChunk]? = nil) {
+        public init(
+            status: Int, headers: [String: String] = [:], body: Body? = nil, chunks: [RecordedChunk]? = nil
+        ) {
             self.status = status
             self.headers = headers
             self.body = body

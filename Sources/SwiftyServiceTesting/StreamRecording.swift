@@ -61,7 +61,8 @@ private final class TakenStream: @unchecked Sendable {
         lock.withLock {
             state.body.append(chunk)
             state.chunks.append(
-                Cassette.RecordedChunk(at: ProcessInfo.processInfo.systemUptime - state.started, size: chunk.count))
+                Cassette.RecordedChunk(
+                    at: ProcessInfo.processInfo.systemUptime - state.started, size: chunk.count))
         }
     }
 
@@ -96,11 +97,14 @@ extension ReplayBackend: StreamingBackend {
         for (index, chunk) in chunks.enumerated() {
             let end = index == chunks.count - 1 ? body.count : min(body.count, offset + max(0, chunk.size))
             guard offset < end else { continue }
-            pieces.append(StubBackend.Piece(body.subdata(in: offset..<end), after: max(0, chunk.at - previous) * timeScale))
+            pieces.append(
+                StubBackend.Piece(
+                    body.subdata(in: offset..<end), after: max(0, chunk.at - previous) * timeScale))
             offset = end
             previous = chunk.at
         }
-        let answer = StubBackend.Answer.streamed(pieces, statusCode: recorded.status, headers: recorded.headers)
+        let answer = StubBackend.Answer.streamed(
+            pieces, statusCode: recorded.status, headers: recorded.headers)
         return StubBackend { _ in answer }.stream(request, into: sink)
     }
 }

@@ -39,7 +39,8 @@ import FoundationNetworking
 /// The README's "Streaming" samples, on stubs that stream what the servers would: they run to the end.
 @Test func theStreamingSamplesRunOnAStub() async throws {
     let tokens = ["Tux", " waddles", " on", "[DONE]", "never read"].map { Data("data: \($0)\n\n".utf8) }
-    let assistant = StubBackend().on(.path("/v1/complete", method: .post), answer: .streamed(tokens, every: 0.01))
+    let assistant = StubBackend().on(
+        .path("/v1/complete", method: .post), answer: .streamed(tokens, every: 0.01))
     ServiceRealm.get("assistant").setBaseURL(URL(string: "https://assistant.test")!).use(assistant)
     try await ReadmeSamples.sample13()
     #expect(assistant.received.count == 1)

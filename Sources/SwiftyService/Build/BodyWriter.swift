@@ -7,7 +7,8 @@ struct BodyWriter {
     var file: BodyFile?
     var contentType: String?
 
-    static func write(_ draft: RequestDraft, method: HTTPMethod, into target: inout URLTarget) throws(ServiceError)
+    static func write(_ draft: RequestDraft, method: HTTPMethod, into target: inout URLTarget)
+        throws(ServiceError)
         -> BodyWriter
     {
         do {
@@ -39,7 +40,8 @@ struct BodyWriter {
     private static func own(_ body: RequestBody, _ draft: RequestDraft, into target: inout URLTarget) throws
         -> BodyWriter
     {
-        if draft.parameters != nil, draft.encoding.destination == .form || draft.encoding.destination == .json {
+        if draft.parameters != nil, draft.encoding.destination == .form || draft.encoding.destination == .json
+        {
             throw target.invalid(
                 .conflictingBody("the endpoint has a body and also asks for its parameters in the body"))
         }

@@ -37,7 +37,8 @@ struct QueryWriter {
                 switch arrays {
                 case .brackets: try write(element, key: base + "%5B%5D", keyIsEncoded: true, depth: depth + 1)
                 case .noBrackets: try write(element, key: base, keyIsEncoded: true, depth: depth + 1)
-                case .indexed: try write(element, key: base + "%5B\(index)%5D", keyIsEncoded: true, depth: depth + 1)
+                case .indexed:
+                    try write(element, key: base + "%5B\(index)%5D", keyIsEncoded: true, depth: depth + 1)
                 }
             }
         case let .object(object):

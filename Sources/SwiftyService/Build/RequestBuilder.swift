@@ -62,7 +62,8 @@ final class PreparedRequest: Sendable {
         backendRequest: BackendRequest, backend: any NetworkBackend, callbackQueue: DispatchQueue?,
         validStatusCodes: StatusCodes, middleware: [any Middleware], leadingCache: CacheMiddleware?,
         metricsLog: MetricsLog?,
-        errorBody: ErrorBody?, resourceTimeout: TimeInterval?, download: DownloadDestination?, decoder: JSONDecoder?
+        errorBody: ErrorBody?, resourceTimeout: TimeInterval?, download: DownloadDestination?,
+        decoder: JSONDecoder?
     ) {
         self.backendRequest = backendRequest
         self.backend = backend
@@ -82,7 +83,8 @@ final class PreparedRequest: Sendable {
 /// the method → write the URL → write the body → check what would be sent → assemble.
 enum RequestBuilder {
     static func prepare(
-        _ draft: RequestDraft, realm: RealmConfiguration, overrides: [Settings], progress: ProgressThrottle? = nil
+        _ draft: RequestDraft, realm: RealmConfiguration, overrides: [Settings],
+        progress: ProgressThrottle? = nil
     ) throws(ServiceError) -> PreparedRequest {
         let settings = SettingsStack(realm: realm, endpoint: draft.layer, overrides: overrides)
         let (method, crudMethods) = resolve(draft.verb, settings)
@@ -97,7 +99,8 @@ enum RequestBuilder {
         if let contentType = body.contentType, headers.value(for: "Content-Type") == nil {
             headers.set("Content-Type", contentType)
         }
-        let timeouts = Timeouts(timeout: settings.top { $0.timeout }, resource: settings.top { $0.resourceTimeout })
+        let timeouts = Timeouts(
+            timeout: settings.top { $0.timeout }, resource: settings.top { $0.resourceTimeout })
         if let problem = timeouts.problem { throw target.invalid(problem) }
         if let download = draft.download, !download.replacesExisting,
             FileManager.default.fileExists(atPath: download.url.path)
@@ -116,7 +119,9 @@ enum RequestBuilder {
 
     /// The HTTP method, and the CRUD methods whose per-CRUD settings apply to it (none looked up when no
     /// layer has per-CRUD settings: the lookups are most of the cost of this step).
-    private static func resolve(_ verb: RequestDraft.Verb, _ settings: SettingsStack) -> (HTTPMethod, [CRUDMethod]) {
+    private static func resolve(_ verb: RequestDraft.Verb, _ settings: SettingsStack) -> (
+        HTTPMethod, [CRUDMethod]
+    ) {
         switch verb {
         case let .http(method):
             guard settings.hasPerCRUDSettings else { return (method, []) }
@@ -138,8 +143,10 @@ enum RequestBuilder {
             backendRequest: BackendRequest(
                 urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
                 sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
-                downloadFile: draft.download?.stagingFile(), maxResponseSize: settings.top { $0.maxResponseSize },
-                cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }, progress: progress,
+                downloadFile: draft.download?.stagingFile(),
+                maxResponseSize: settings.top { $0.maxResponseSize },
+                cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy },
+                progress: progress,
                 collectsMetrics: collectsMetrics,
                 events: observers.isEmpty ? nil : EventEmitter(observers: observers)),
             backend: settings.top { $0.backend } ?? DefaultBackend.shared,
@@ -187,7 +194,8 @@ struct Timeouts {
         if !(timeout > 0) {
             problem = .invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds")
         } else if let resourceTimeout, !(resourceTimeout > 0) {
-            problem = .invalidTimeout("the resource timeout is \(resourceTimeout) s; it must be more than 0 seconds")
+            problem = .invalidTimeout(
+                "the resource timeout is \(resourceTimeout) s; it must be more than 0 seconds")
         } else {
             problem = nil
         }

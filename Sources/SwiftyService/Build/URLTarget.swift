@@ -17,9 +17,10 @@ struct URLTarget {
     /// - Parameters:
     ///   - isEncoded: whether `path` is percent-encoded already (CRUD identifiers are).
     ///   - problem: why the path cannot be used, found before (an empty identifier).
-    init(path draftPath: String, isEncoded: Bool, problem: ServiceError.InvalidRequestReason?, base: BaseURL?,
-        method: HTTPMethod)
-    {
+    init(
+        path draftPath: String, isEncoded: Bool, problem: ServiceError.InvalidRequestReason?, base: BaseURL?,
+        method: HTTPMethod
+    ) {
         self.method = method
         self.base = base
         self.draftPath = draftPath
@@ -47,7 +48,8 @@ struct URLTarget {
     /// The request's failure for `reason`, naming the method and the URL as far as it is written.
     func invalid(_ reason: ServiceError.InvalidRequestReason) -> ServiceError {
         let written = written
-        return .invalidRequest(reason, method: method, url: written.isEmpty ? draftPath : written.abbreviatedURL)
+        return .invalidRequest(
+            reason, method: method, url: written.isEmpty ? draftPath : written.abbreviatedURL)
     }
 
     /// Refuses what no request can be sent with: no base URL, a base URL of another scheme or without a
@@ -94,7 +96,9 @@ struct URLTarget {
             // The error keeps the URL's start: a caller that logs `error.url` must not log megabytes.
             throw invalid(.urlTooLong(length: string.utf8.count))
         }
-        guard let url = URL(string: string) else { throw invalid(.malformedURL("'\(string)' is not a valid URL")) }
+        guard let url = URL(string: string) else {
+            throw invalid(.malformedURL("'\(string)' is not a valid URL"))
+        }
         return url
     }
 }

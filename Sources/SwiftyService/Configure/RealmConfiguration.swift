@@ -86,7 +86,9 @@ public struct RealmConfiguration: Sendable {
     public mutating func setCallbackQueue(_ queue: DispatchQueue?) { settings.callbackQueue = queue }
 
     /// Adds a middleware after (inside) the ones already added.
-    public mutating func addMiddleware(_ middleware: some Middleware) { settings.middleware.append(middleware) }
+    public mutating func addMiddleware(_ middleware: some Middleware) {
+        settings.middleware.append(middleware)
+    }
     /// Adds an observer told every event of every request (``RequestEvent``); metrics are then collected.
     public mutating func addObserver(_ observer: some RequestObserver) { settings.observers.append(observer) }
     /// Whether to collect ``Response/metrics`` (off by default; on while an observer watches, unless set

@@ -46,7 +46,8 @@ public struct Cookie: Sendable, Hashable, Codable, CustomStringConvertible {
 
     /// Whether RFC 6265 §5.4 sends it with a request to `target` (expiry aside).
     func isSent(to target: Target) -> Bool {
-        let domainMatches = isHostOnly || target.isIPAddress
+        let domainMatches =
+            isHostOnly || target.isIPAddress
             ? target.host == domain
             : Cookie.domain(target.host, matches: domain)
         return domainMatches && Cookie.path(target.path, matches: path) && (!isSecure || target.isSecure)
@@ -78,9 +79,11 @@ extension Cookie {
 
         private static func isIPv4(_ host: String) -> Bool {
             let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-            return parts.count == 4 && parts.allSatisfy { part in
-                !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber)
-            }
+            return parts.count == 4
+                && parts.allSatisfy { part in
+                    !part.isEmpty && part.count <= 3 && part.allSatisfy(\.isASCII)
+                        && part.allSatisfy(\.isNumber)
+                }
         }
     }
 
@@ -95,7 +98,9 @@ extension Cookie {
         guard let equals = pair.firstIndex(of: "=") else { return nil }
         let name = Cookie.trimmed(pair[..<equals])
         let value = Cookie.trimmed(pair[pair.index(after: equals)...])
-        guard !name.isEmpty, name.utf8.count + value.utf8.count <= CookieJar.maxNameValueBytes else { return nil }
+        guard !name.isEmpty, name.utf8.count + value.utf8.count <= CookieJar.maxNameValueBytes else {
+            return nil
+        }
 
         var expires: Date?
         var maxAgeExpiry: Date?
@@ -107,7 +112,8 @@ extension Cookie {
         for attribute in header[semicolon...].split(separator: ";") {
             let attributeEquals = attribute.firstIndex(of: "=") ?? attribute.endIndex
             let attributeName = Cookie.trimmed(attribute[..<attributeEquals]).lowercased()
-            let attributeValue = attributeEquals == attribute.endIndex
+            let attributeValue =
+                attributeEquals == attribute.endIndex
                 ? "" : Cookie.trimmed(attribute[attribute.index(after: attributeEquals)...])
             switch attributeName {
             case "expires":
@@ -115,7 +121,8 @@ extension Cookie {
             case "max-age":
                 maxAgeExpiry = Cookie.expiry(maxAge: attributeValue, now: now) ?? maxAgeExpiry
             case "domain" where !attributeValue.isEmpty:
-                let withoutDot = attributeValue.hasPrefix(".") ? attributeValue.dropFirst() : attributeValue[...]
+                let withoutDot =
+                    attributeValue.hasPrefix(".") ? attributeValue.dropFirst() : attributeValue[...]
                 domainAttribute = withoutDot.lowercased()
             case "path":
                 pathAttribute = attributeValue.hasPrefix("/") ? attributeValue : nil
@@ -143,7 +150,8 @@ extension Cookie {
             }
         }
         self.init(
-            name: name, value: value, domain: domain, path: pathAttribute ?? Cookie.defaultPath(of: target.path),
+            name: name, value: value, domain: domain,
+            path: pathAttribute ?? Cookie.defaultPath(of: target.path),
             expiresAt: maxAgeExpiry ?? expires, isSecure: isSecure, isHTTPOnly: isHTTPOnly,
             isHostOnly: isHostOnly, createdAt: now
         )
@@ -166,7 +174,8 @@ extension Cookie {
     /// RFC 6265 §5.1.4's default-path: the request path up to, not including, its last `/`; else `/`.
     static func defaultPath(of requestPath: String) -> String {
         guard requestPath.hasPrefix("/"), let lastSlash = requestPath.lastIndex(of: "/"),
-              lastSlash != requestPath.startIndex else { return "/" }
+            lastSlash != requestPath.startIndex
+        else { return "/" }
         return String(requestPath[..<lastSlash])
     }
 

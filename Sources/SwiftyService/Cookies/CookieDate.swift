@@ -7,7 +7,9 @@ import Foundation
 /// Written by hand because `DateFormatter` is locale-sensitive, slow, and stricter than the RFC.
 enum CookieDate {
     private typealias Time = (hour: Int, minute: Int, second: Int)
-    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    private static let months = [
+        "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+    ]
 
     /// The moment `text` names (in UTC), or `nil` when it is not a cookie-date.
     static func parse(_ text: String) -> Date? {
@@ -34,7 +36,8 @@ enum CookieDate {
             year += 2000
         }
         guard year >= 1601, time.hour <= 23, time.minute <= 59, time.second <= 59,
-              (1...daysIn(month: month, year: year)).contains(day) else { return nil }
+            (1...daysIn(month: month, year: year)).contains(day)
+        else { return nil }
         let days = daysSince1970(year: year, month: month, day: day)
         let seconds = days * 86_400 + time.hour * 3_600 + time.minute * 60 + time.second
         return Date(timeIntervalSince1970: TimeInterval(seconds))
@@ -77,7 +80,9 @@ enum CookieDate {
 
     /// A month from a token's first three letters, in any case ("Jun", "JUNE", "june2021" all mean June).
     private static func parseMonth(_ token: ArraySlice<UInt8>) -> Int? {
-        guard token.count >= 3, let prefix = String(bytes: token.prefix(3), encoding: .utf8) else { return nil }
+        guard token.count >= 3, let prefix = String(bytes: token.prefix(3), encoding: .utf8) else {
+            return nil
+        }
         return months.firstIndex(of: prefix.lowercased()).map { $0 + 1 }
     }
 

@@ -120,17 +120,21 @@ extension CookieJar {
     /// jar's cookies except those an explicit cookie of the same name overrides; `nil` when there is neither.
     func cookieHeader(for url: URL, merging explicit: String?) -> String? {
         let explicitPairs = (explicit ?? "").split(separator: ";").map(Cookie.trimmed).filter { !$0.isEmpty }
-        let explicitNames = Set(explicitPairs.map { pair in
-            Cookie.trimmed(pair.prefix { $0 != "=" })
-        })
-        let jarPairs = cookies(for: url).filter { !explicitNames.contains($0.name) }.map { "\($0.name)=\($0.value)" }
+        let explicitNames = Set(
+            explicitPairs.map { pair in
+                Cookie.trimmed(pair.prefix { $0 != "=" })
+            })
+        let jarPairs = cookies(for: url).filter { !explicitNames.contains($0.name) }.map {
+            "\($0.name)=\($0.value)"
+        }
         let pairs = explicitPairs + jarPairs
         return pairs.isEmpty ? nil : pairs.joined(separator: "; ")
     }
 
     /// Stores the cookies of a response's headers, whose `Set-Cookie` (any case) may join several lines with ", ".
     func storeCookies(from headers: [String: String], url: URL) {
-        let lines = headers
+        let lines =
+            headers
             .filter { $0.key.lowercased() == "set-cookie" }
             .sorted { $0.key < $1.key }
             .flatMap { CookieJar.splitCombinedSetCookie($0.value) }
@@ -166,8 +170,9 @@ extension CookieJar {
 
     /// RFC 9110's `tchar`: what a header token, and so a cookie name, is made of.
     private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
-            || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
+        scalar.isASCII
+            && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                || "!#$%&'*+-.^_`|~".unicodeScalars.contains(scalar))
     }
 }
 
@@ -228,7 +233,9 @@ extension CookieJar {
 
         /// Stores `cookie` per RFC 6265 §5.3 steps 11–12 and the 6265bis Secure rule; whether anything changed.
         mutating func insert(_ cookie: Cookie, fromSecureURL: Bool, now: Date) -> Bool {
-            if !fromSecureURL && entries.values.contains(where: { cookie.wouldShadow($0.cookie) }) { return false }
+            if !fromSecureURL && entries.values.contains(where: { cookie.wouldShadow($0.cookie) }) {
+                return false
+            }
             let key = Key(cookie)
             let replaced = entries.removeValue(forKey: key)
             if cookie.isExpired(at: now) { return replaced != nil }
@@ -244,12 +251,15 @@ extension CookieJar {
         /// Enforces the jar's limits after storing cookies for `domains`, dropping the least recently accessed.
         mutating func evictBeyondLimits(in domains: Set<String>) {
             for domain in domains {
-                evictLeastRecentlyAccessed(among: { $0.cookie.domain == domain }, beyond: CookieJar.maxCookiesPerDomain)
+                evictLeastRecentlyAccessed(
+                    among: { $0.cookie.domain == domain }, beyond: CookieJar.maxCookiesPerDomain)
             }
             evictLeastRecentlyAccessed(among: { _ in true }, beyond: CookieJar.maxCookies)
         }
 
-        private mutating func evictLeastRecentlyAccessed(among isCandidate: (Entry) -> Bool, beyond limit: Int) {
+        private mutating func evictLeastRecentlyAccessed(
+            among isCandidate: (Entry) -> Bool, beyond limit: Int
+        ) {
             let excess = entries.values.count(where: isCandidate) - limit
             guard excess > 0 else { return }
             let leastRecentFirst = entries.filter { isCandidate($0.value) }
@@ -268,7 +278,8 @@ extension Cookie {
     /// RFC 6265bis §5.7 step 16: whether this (insecure-URL) cookie would replace or shadow Secure `existing`.
     fileprivate func wouldShadow(_ existing: Cookie) -> Bool {
         existing.isSecure && existing.name == name
-            && (Cookie.domain(domain, matches: existing.domain) || Cookie.domain(existing.domain, matches: domain))
+            && (Cookie.domain(domain, matches: existing.domain)
+                || Cookie.domain(existing.domain, matches: domain))
             && Cookie.path(path, matches: existing.path)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(Darwin)
 import Darwin
 #elseif canImport(Glibc)
@@ -43,7 +44,9 @@ final class CookieJarFile: @unchecked Sendable {
     func load() throws -> [Cookie] {
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory),
+            isDirectory.boolValue
+        else {
             throw problem("is in a directory that does not exist")
         }
         guard FileManager.default.isWritableFile(atPath: directory) else {
@@ -82,8 +85,11 @@ final class CookieJarFile: @unchecked Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         encoder.dateEncodingStrategy = .secondsSince1970
-        let contents = Contents(version: CookieJarFile.version, cookies: cookies.sorted(by: Cookie.sortsBefore))
-        guard let data = try? encoder.encode(contents), (try? replaceAtomically(with: data)) != nil else { return }
+        let contents = Contents(
+            version: CookieJarFile.version, cookies: cookies.sorted(by: Cookie.sortsBefore))
+        guard let data = try? encoder.encode(contents), (try? replaceAtomically(with: data)) != nil else {
+            return
+        }
         writtenGeneration = generation
     }
 
@@ -115,9 +121,11 @@ final class CookieJarFile: @unchecked Sendable {
     private func problem(describing error: any Error) -> CookieJarFileError {
         switch error as? DecodingError {
         case .keyNotFound(let key, let context)?:
-            return problem("is not a cookie jar file: \(Self.location(context.codingPath + [key])) is missing")
+            return problem(
+                "is not a cookie jar file: \(Self.location(context.codingPath + [key])) is missing")
         case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
-            return problem("is not a cookie jar file: \(Self.location(context.codingPath)) has the wrong type")
+            return problem(
+                "is not a cookie jar file: \(Self.location(context.codingPath)) has the wrong type")
         case .dataCorrupted(let context)? where !context.codingPath.isEmpty:
             return problem("is not a cookie jar file: \(Self.location(context.codingPath)) is invalid")
         default:

@@ -23,7 +23,8 @@ enum PathEncoding {
         // The usual path: nothing to encode, no value markers (they are not ASCII), no dot at all.
         if ASCIISet.path.containsAll(trimmed) {
             guard trimmed.utf8.contains(UInt8(ascii: ".")) else { return .success(String(trimmed)) }
-            return hasDotSegment(trimmed) ? .failure(Problem(.dotSegment(path: readable(path)))) : .success(String(trimmed))
+            return hasDotSegment(trimmed)
+                ? .failure(Problem(.dotSegment(path: readable(path)))) : .success(String(trimmed))
         }
         var encoded: [UInt8] = []
         encoded.reserveCapacity(trimmed.utf8.count + 16)
@@ -40,22 +41,28 @@ enum PathEncoding {
             let decoded = value.removingPercentEncoding ?? value
             if decoded.isEmpty {
                 return .failure(
-                    Problem(.invalidIdentifier("a \\(pathSegment:) value in the path '\(readable(path))' is empty")))
+                    Problem(
+                        .invalidIdentifier(
+                            "a \\(pathSegment:) value in the path '\(readable(path))' is empty")))
             }
-            if decoded == "." || decoded == ".." { return .failure(Problem(.dotSegment(path: readable(path)))) }
+            if decoded == "." || decoded == ".." {
+                return .failure(Problem(.dotSegment(path: readable(path))))
+            }
             // Only what `segment(_:)` writes passes as a value: anything else did not come from the marker API.
             guard segment(decoded) == value else {
                 return .failure(
                     Problem(
                         .invalidIdentifier(
-                            "the path '\(readable(path))' holds a segment marker that \\(pathSegment:) did not write")))
+                            "the path '\(readable(path))' holds a segment marker that \\(pathSegment:) did not write"
+                        )))
             }
             encoded.append(contentsOf: value.utf8)
             rest = rest[rest.index(after: end)...]
         }
         PercentEncoding.append(String(rest), to: &encoded, keeping: .path)
         let result = String(decoding: encoded, as: UTF8.self)
-        return hasDotSegment(Substring(result)) ? .failure(Problem(.dotSegment(path: readable(path)))) : .success(result)
+        return hasDotSegment(Substring(result))
+            ? .failure(Problem(.dotSegment(path: readable(path)))) : .success(result)
     }
 
     /// Why a path cannot be sent.

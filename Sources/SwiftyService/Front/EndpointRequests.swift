@@ -118,8 +118,11 @@ extension SwiftyServiceProtocol {
     }
 
     /// A request that could not be built: `delivery` hears of `error` on the callback queue it would have had.
-    private func failed(_ error: ServiceError, delivering delivery: @escaping Exchange.Waiter) -> RequestHandle {
-        let queue = oneOffLayers.last(where: { $0.callbackQueue != nil })?.callbackQueue
+    private func failed(_ error: ServiceError, delivering delivery: @escaping Exchange.Waiter)
+        -> RequestHandle
+    {
+        let queue =
+            oneOffLayers.last(where: { $0.callbackQueue != nil })?.callbackQueue
             ?? realm.configuration.callbackQueue
         return Exchange.failed(error, delivering: delivery, on: queue)
     }
@@ -127,7 +130,9 @@ extension SwiftyServiceProtocol {
     /// The one-off settings this endpoint carries: none, unless it is an ``OverriddenEndpoint``.
     private var oneOffLayers: [Settings] { _oneOffSettings?.layers ?? [] }
 
-    func prepare(progress: (@Sendable (TransferProgress) -> Void)? = nil) throws(ServiceError) -> PreparedRequest {
+    func prepare(progress: (@Sendable (TransferProgress) -> Void)? = nil) throws(ServiceError)
+        -> PreparedRequest
+    {
         let realm = realm
         var snapshot = realm.configuration
         let baseURL = baseURL
@@ -148,15 +153,19 @@ extension SwiftyServiceProtocol {
 
     /// What this endpoint declares, with `base` when it differs from its realm's.
     private func draft(base: BaseURL?, builtFrom endpoint: any SwiftyServiceProtocol) -> RequestDraft {
-        var draft = RequestDraft(verb: .http(method), path: path, parameters: parameters, encoding: parameterEncoding)
+        var draft = RequestDraft(
+            verb: .http(method), path: path, parameters: parameters, encoding: parameterEncoding)
         draft.body = body
         draft.sampleData = sampleData
         draft.download = download
         draft.endpoint = endpoint
         // The endpoint's own layer, made in one go; most endpoints set nothing, and share the empty one.
-        let (headers, middleware, errorBody, decoder, codes) = (headers, middleware, errorBody, decoder, validStatusCodes)
-        guard base != nil || headers != nil || !middleware.isEmpty || errorBody != nil || decoder != nil
-            || !codes.isInherited
+        let (headers, middleware, errorBody, decoder, codes) = (
+            headers, middleware, errorBody, decoder, validStatusCodes
+        )
+        guard
+            base != nil || headers != nil || !middleware.isEmpty || errorBody != nil || decoder != nil
+                || !codes.isInherited
         else { return draft }
         var layer = Settings.Values()
         layer.base = base
@@ -220,7 +229,9 @@ public struct OverriddenEndpoint<Endpoint: SwiftyServiceProtocol>: SwiftyService
     public var decoder: JSONDecoder? { endpoint.decoder }
 
     /// Hands a result to a callback of the endpoint's shape.
-    public static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType) {
+    public static func deliver(
+        _ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType
+    ) {
         Endpoint.deliver(result, to: callback)
     }
 
@@ -228,6 +239,7 @@ public struct OverriddenEndpoint<Endpoint: SwiftyServiceProtocol>: SwiftyService
     @_documentation(visibility: internal) public var _oneOffSettings: _OneOffSettings? {
         let inner = endpoint._oneOffSettings
         return _OneOffSettings(
-            layers: (inner?.layers ?? []) + [configuration.settings], underlyingEndpoint: inner?.underlyingEndpoint ?? endpoint)
+            layers: (inner?.layers ?? []) + [configuration.settings],
+            underlyingEndpoint: inner?.underlyingEndpoint ?? endpoint)
     }
 }

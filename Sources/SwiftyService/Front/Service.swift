@@ -131,9 +131,11 @@ public final class Service: Sendable, CustomStringConvertible {
     ) -> ServicePromise {
         let configuration = realm.configuration
         do {
-            return ServicePromise(try prepare(crud, id: id, query: query, body: body, configuration: configuration))
+            return ServicePromise(
+                try prepare(crud, id: id, query: query, body: body, configuration: configuration))
         } catch {
-            let queue = oneOff.last(where: { $0.callbackQueue != nil })?.callbackQueue ?? configuration.callbackQueue
+            let queue =
+                oneOff.last(where: { $0.callbackQueue != nil })?.callbackQueue ?? configuration.callbackQueue
             return ServicePromise(failedWith: error, callbackQueue: queue)
         }
     }
@@ -155,7 +157,8 @@ public final class Service: Sendable, CustomStringConvertible {
                 draft.pathProblem = .invalidIdentifier(
                     id.isEmpty
                         ? "the resource identifier is empty"
-                        : "the resource identifier '\(id)' cannot be one path segment: servers read it as a step up or in place")
+                        : "the resource identifier '\(id)' cannot be one path segment: servers read it as a step up or in place"
+                )
             }
         }
         return try RequestBuilder.prepare(draft, realm: configuration, overrides: oneOff)

@@ -17,7 +17,8 @@ struct ASCIISet: Sendable {
     /// Whether every byte of `string` is in the set.
     @inline(__always)
     func containsAll(_ string: some StringProtocol) -> Bool {
-        string.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(contains) } ?? string.utf8.allSatisfy(contains)
+        string.utf8.withContiguousStorageIfAvailable { $0.allSatisfy(contains) }
+            ?? string.utf8.allSatisfy(contains)
     }
 
     /// `ALPHA / DIGIT / "-" / "." / "_" / "~"`: the only bytes a query key or value keeps as they are.
@@ -37,7 +38,9 @@ enum PercentEncoding {
 
     /// Appends `string`, percent-encoding every byte not in `keep`.
     static func append(_ string: some StringProtocol, to buffer: inout [UInt8], keeping keep: ASCIISet) {
-        let done: Void? = string.utf8.withContiguousStorageIfAvailable { append(bytes: $0, to: &buffer, keeping: keep) }
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable {
+            append(bytes: $0, to: &buffer, keeping: keep)
+        }
         if done == nil { append(bytes: string.utf8, to: &buffer, keeping: keep) }
     }
 

@@ -49,7 +49,9 @@ public struct LoggingMiddleware: Middleware {
             if context.isStream {
                 // `GET https://… → 200 streamed 5120 bytes (2004 ms)`, or how the stream ended early.
                 context.whenStreamEnds { [sink] bytes, error in
-                    let end = error.map { "stream \(Self.outcome($0)) after \(bytes) bytes" } ?? "streamed \(bytes) bytes"
+                    let end =
+                        error.map { "stream \(Self.outcome($0)) after \(bytes) bytes" }
+                        ?? "streamed \(bytes) bytes"
                     sink("\(line) → \(response.statusCode) \(end) (\(elapsed()))")
                 }
             }

@@ -64,7 +64,9 @@ public struct RequestContext: Sendable {
     /// For a stream, calls `handler` once when its body has ended: with the bytes handed to the reader, and
     /// the error that stopped it (`nil` when the body came whole). It is also called, with the error, when
     /// the head the chain returned was refused. Never called for a call that is not a stream.
-    public func whenStreamEnds(_ handler: @escaping @Sendable (_ bytes: Int64, _ error: ServiceError?) -> Void) {
+    public func whenStreamEnds(
+        _ handler: @escaping @Sendable (_ bytes: Int64, _ error: ServiceError?) -> Void
+    ) {
         streamEnd?.add(handler)
     }
 }

@@ -145,7 +145,8 @@ public struct RetryMiddleware: Middleware {
                 policy.retryableStatusCodes.contains(response.statusCode)
             else { return response }
             try await wait(
-                policy.delay(beforeRetry: retry, after: response), context, reason: "status \(response.statusCode)")
+                policy.delay(beforeRetry: retry, after: response), context,
+                reason: "status \(response.statusCode)")
             retry += 1
         }
     }

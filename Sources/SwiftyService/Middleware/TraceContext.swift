@@ -29,12 +29,14 @@ public struct TraceContext: Sendable, Hashable {
     /// value.
     public init?(traceparent: String, tracestate: String? = nil) {
         let parts = traceparent.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "00", Self.isHex(parts[1], count: 32), Self.isHex(parts[2], count: 16),
+        guard parts.count == 4, parts[0] == "00", Self.isHex(parts[1], count: 32),
+            Self.isHex(parts[2], count: 16),
             Self.isHex(parts[3], count: 2), parts[1].contains(where: { $0 != "0" }),
             parts[2].contains(where: { $0 != "0" }), let flags = UInt8(parts[3], radix: 16)
         else { return nil }
         self.init(
-            traceID: String(parts[1]), parentSpanID: String(parts[2]), sampled: flags & 1 == 1, state: tracestate)
+            traceID: String(parts[1]), parentSpanID: String(parts[2]), sampled: flags & 1 == 1,
+            state: tracestate)
     }
 
     private init(traceID: String, parentSpanID: String?, sampled: Bool, state: String?) {

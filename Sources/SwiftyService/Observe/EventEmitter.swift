@@ -21,10 +21,11 @@ final class EventEmitter: Sendable {
 
     init(observers: [any RequestObserver]) {
         self.observers = observers
-        id = RequestID(value: Self.counter.withLock { count in
-            count += 1
-            return count
-        })
+        id = RequestID(
+            value: Self.counter.withLock { count in
+                count += 1
+                return count
+            })
     }
 
     /// Queues `kind` and delivers the queue unless another thread is delivering it.
@@ -55,7 +56,8 @@ final class EventEmitter: Sendable {
     func finish(_ outcome: Result<Response, ServiceError>, metrics: [TransferMetrics]) {
         switch outcome {
         case let .success(response): emit(.completed(response))
-        case let .failure(error): emit(.failed(error, metrics: error.metrics.isEmpty ? metrics : error.metrics))
+        case let .failure(error):
+            emit(.failed(error, metrics: error.metrics.isEmpty ? metrics : error.metrics))
         }
     }
 }

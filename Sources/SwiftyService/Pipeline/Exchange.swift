@@ -172,7 +172,9 @@ final class Exchange: Sendable {
     func untilFinished() async -> Outcome {
         // Unchecked: the exchange tells each waiter exactly once, which is what a checked continuation would
         // check, at the cost of an allocation per request.
-        let outcome = await withUnsafeContinuation { continuation in wait { continuation.resume(returning: $0) } }
+        let outcome = await withUnsafeContinuation { continuation in
+            wait { continuation.resume(returning: $0) }
+        }
         // The answering thread built the outcome and then released this lock. Taking it once more orders that
         // work before ours for ThreadSanitizer too: a continuation resumed before its task had suspended was
         // once reported as a race (in a CI rehearsal), the runtime's own ordering being invisible to it.

@@ -154,8 +154,9 @@ struct ExchangeState<Outcome> {
     /// A waiter leaves before the outcome: it alone is to be told it left. When it was the last one and the
     /// exchange ends when abandoned, the exchange ends too (with `abandoned`, which no waiter hears) and its
     /// work is to be stopped.
-    mutating func remove(_ id: Int, abandoned: Outcome) -> (waiter: Waiter?, work: BackendTask?, deadline: Deadline?)
-    {
+    mutating func remove(_ id: Int, abandoned: Outcome) -> (
+        waiter: Waiter?, work: BackendTask?, deadline: Deadline?
+    ) {
         let waiter: Waiter
         if let first = firstWaiter, first.id == id {
             waiter = first.waiter

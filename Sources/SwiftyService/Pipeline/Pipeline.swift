@@ -118,7 +118,9 @@ extension PreparedRequest {
         let outcome = await withTaskCancellationHandler {
             attempt.start { [sent] answer in
                 backend.send(sent) { result in
-                    if let jar = sent.cookieJar, case let .success(response) = result { response.keepCookies(in: jar) }
+                    if let jar = sent.cookieJar, case let .success(response) = result {
+                        response.keepCookies(in: jar)
+                    }
                     answer(result.mapError { ServiceError($0, request: request) })
                 }
             }

@@ -75,7 +75,8 @@ extension PreparedRequest: Settling {
         let uploaded = urlRequest.httpBody.map { Int64($0.count) } ?? backendRequest.bodySource?.size ?? 0
         if uploaded > 0 { progress.finish(.upload, total: uploaded) }
         let downloaded =
-            response.fileURL.flatMap { BodyFile(url: $0, isTemporary: false).size } ?? Int64(response.data.count)
+            response.fileURL.flatMap { BodyFile(url: $0, isTemporary: false).size }
+            ?? Int64(response.data.count)
         progress.finish(.download, total: downloaded)
     }
 

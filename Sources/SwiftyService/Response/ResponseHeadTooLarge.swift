@@ -46,8 +46,12 @@ public struct ResponseHeadTooLarge: Error, CustomStringConvertible, Sendable {
     /// Why a response head of `fields` header fields and `bytes` bytes may not be read, or `nil` when it
     /// may.
     package static func problem(fields: Int, bytes: Int) -> ResponseHeadTooLarge? {
-        if fields > HTTPLimits.maxResponseHeaderFields { return ResponseHeadTooLarge(.fields(HTTPLimits.maxResponseHeaderFields)) }
-        if bytes > HTTPLimits.maxResponseHeadBytes { return ResponseHeadTooLarge(.bytes(HTTPLimits.maxResponseHeadBytes)) }
+        if fields > HTTPLimits.maxResponseHeaderFields {
+            return ResponseHeadTooLarge(.fields(HTTPLimits.maxResponseHeaderFields))
+        }
+        if bytes > HTTPLimits.maxResponseHeadBytes {
+            return ResponseHeadTooLarge(.bytes(HTTPLimits.maxResponseHeadBytes))
+        }
         return nil
     }
 
@@ -57,7 +61,9 @@ public struct ResponseHeadTooLarge: Error, CustomStringConvertible, Sendable {
     package static func problem(with head: URLResponse) -> ResponseHeadTooLarge? {
         guard let head = head as? HTTPURLResponse else { return nil }
         let fields = head.allHeaderFields
-        if fields.count > HTTPLimits.maxResponseHeaderFields { return problem(fields: fields.count, bytes: 0) }
+        if fields.count > HTTPLimits.maxResponseHeaderFields {
+            return problem(fields: fields.count, bytes: 0)
+        }
         var bytes = 0
         for (name, value) in fields {
             bytes += ((name.base as? String)?.utf8.count ?? 0) + ((value as? String)?.utf8.count ?? 0) + 4

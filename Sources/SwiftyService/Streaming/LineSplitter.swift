@@ -59,7 +59,9 @@ public struct LineSplitter: Sendable {
         try chunk.withUnsafeBytes { bytes in try splitBytes(bytes, body) }
     }
 
-    private mutating func splitBytes(_ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void)
+    private mutating func splitBytes(
+        _ bytes: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) throws -> Void
+    )
         throws
     {
         var start = 0

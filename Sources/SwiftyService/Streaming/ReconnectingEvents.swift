@@ -37,7 +37,8 @@ extension SwiftyServiceProtocol {
         let endpoint = self
         return ReconnectingEvents(policy: policy, maxEventSize: maxEventSize) { lastEventID in
             guard !lastEventID.isEmpty else { return try await endpoint.stream() }
-            return try await endpoint.override { $0.addHeader("Last-Event-ID", withValue: lastEventID) }.stream()
+            return try await endpoint.override { $0.addHeader("Last-Event-ID", withValue: lastEventID) }
+                .stream()
         }
     }
 }

@@ -57,7 +57,9 @@ public struct ResponseStream: AsyncSequence, Sendable {
                 guard let chunk else { return splitter.finish().map { [$0] } ?? [] }
                 return try splitter.split(chunk)
             }
-        } failure: { sink.request }
+        } failure: {
+            sink.request
+        }
     }
 
     /// The body as lines, each at most 1 MiB: ``lines(maxLength:)`` with its default.
@@ -79,7 +81,9 @@ public struct ResponseStream: AsyncSequence, Sendable {
                 }
                 return try parser.parse(chunk)
             }
-        } failure: { sink.request }
+        } failure: {
+            sink.request
+        }
     }
 
     /// The body as server-sent events, each at most 1 MiB: ``serverSentEvents(maxEventSize:)`` with its default.
@@ -89,7 +93,8 @@ public struct ResponseStream: AsyncSequence, Sendable {
     /// - Throws: while iterating, ``ServiceError/decoding(_:underlying:)`` for a line that does not decode,
     ///   with that line as the response's data.
     public func jsonLines<T: Decodable & Sendable>(
-        as type: T.Type, decoder: JSONDecoder = JSONDecoder(), maxLineLength: Int = LineSplitter.defaultMaxLineLength
+        as type: T.Type, decoder: JSONDecoder = JSONDecoder(),
+        maxLineLength: Int = LineSplitter.defaultMaxLineLength
     ) -> StreamedItems<T> {
         let head = response
         let sink = owner.sink
@@ -112,7 +117,9 @@ public struct ResponseStream: AsyncSequence, Sendable {
                 guard let chunk else { return try decode(splitter.finish().map { [$0] } ?? []) }
                 return try decode(try splitter.split(chunk))
             }
-        } failure: { sink.request }
+        } failure: {
+            sink.request
+        }
     }
 }
 

@@ -93,7 +93,9 @@ public struct ServerSentEventParser: Sendable {
         start = []
     }
 
-    private mutating func process(_ line: UnsafeRawBufferPointer) throws(StreamItemTooLarge) -> ServerSentEvent? {
+    private mutating func process(_ line: UnsafeRawBufferPointer) throws(StreamItemTooLarge)
+        -> ServerSentEvent?
+    {
         guard !line.isEmpty else { return dispatch() }
         if line[0] == UInt8(ascii: ":") { return nil }
         let colon = line.firstIndex(of: UInt8(ascii: ":"))

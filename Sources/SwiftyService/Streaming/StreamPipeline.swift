@@ -22,7 +22,11 @@ extension PreparedRequest {
             let head = stream.response
             sink.whenEnded { bytes, error in
                 ends.end(bytes: bytes, error: error)
-                if let error { events?.emit(.failed(error, metrics: [])) } else { events?.emit(.completed(head)) }
+                if let error {
+                    events?.emit(.failed(error, metrics: []))
+                } else {
+                    events?.emit(.completed(head))
+                }
             }
             return stream
         } catch {
@@ -32,7 +36,9 @@ extension PreparedRequest {
         }
     }
 
-    private func openStream(ends: StreamEndHandlers) async throws(ServiceError) -> (ResponseStream, StreamSink) {
+    private func openStream(ends: StreamEndHandlers) async throws(ServiceError) -> (
+        ResponseStream, StreamSink
+    ) {
         let attempts = StreamAttempts()
         let context = RequestContext(
             builtFrom: backendRequest.builtFrom, crudMethod: backendRequest.crudMethod,
@@ -61,7 +67,8 @@ extension PreparedRequest {
         if !validStatusCodes.contains(head.statusCode) {
             var whole = head
             do {
-                whole.data = try await sink.collect(limit: backendRequest.maxResponseSize ?? Self.errorBodyLimit)
+                whole.data = try await sink.collect(
+                    limit: backendRequest.maxResponseSize ?? Self.errorBodyLimit)
             } catch {
                 // The status is the news; a body that could not be read leaves the error body out.
             }
@@ -104,7 +111,8 @@ extension PreparedRequest {
     static let errorBodyLimit = 1 << 20
 
     /// The chain from middleware `index` on; past the last one, one streamed attempt at the backend.
-    private func streamLink(_ index: Int, context: RequestContext, attempts: StreamAttempts) -> MiddlewareNext {
+    private func streamLink(_ index: Int, context: RequestContext, attempts: StreamAttempts) -> MiddlewareNext
+    {
         guard index < middleware.count else {
             return MiddlewareNext { request in
                 try await self.streamAttempt(request, context: context, attempts: attempts)
@@ -202,7 +210,8 @@ final class StreamAttempts: Sendable {
     func sink(answering response: Response) throws(ServiceError) -> StreamSink? {
         let (sink, stopped) = state.withLock { state -> (StreamSink?, ServiceError?) in
             if let stopped = state.stopped { return (nil, stopped) }
-            guard let head = state.head, head.status == response.statusCode, head.attempts == response.attempts,
+            guard let head = state.head, head.status == response.statusCode,
+                head.attempts == response.attempts,
                 response.data.isEmpty
             else { return (nil, nil) }
             return (state.sink, nil)

@@ -269,7 +269,10 @@ public final class StreamSink: Sendable {
                 state.tap = nil
                 state.endHandlers = []
             }
-            return (state.waiter, state.task, state.deadline, Ended(handlers: state.endHandlers, bytes: state.byteCount))
+            return (
+                state.waiter, state.task, state.deadline,
+                Ended(handlers: state.endHandlers, bytes: state.byteCount)
+            )
         }
         deadline?.cancel()
         ended?.tell(error)
@@ -364,7 +367,8 @@ public final class StreamSink: Sendable {
 
     /// A chunk or the end without waiting; `nil` when the consumer must wait.
     private func take() throws -> Data?? {
-        let (step, drained) = state.withLock { state -> (Result<Data?, ServiceError>?, (@Sendable () -> Void)?) in
+        let (step, drained) = state.withLock {
+            state -> (Result<Data?, ServiceError>?, (@Sendable () -> Void)?) in
             if state.first < state.chunks.count { return (.success(pop(&state)), drainedHandler(&state)) }
             switch state.end {
             case .success?: return (.success(nil), nil)

@@ -13,7 +13,8 @@ extension BackendRequest {
     mutating func addCookies() {
         guard let jar = cookieJar, let url = urlRequest.url else { return }
         explicitCookies = urlRequest.value(forHTTPHeaderField: "Cookie")
-        urlRequest.setValue(jar.cookieHeader(for: url, merging: explicitCookies), forHTTPHeaderField: "Cookie")
+        urlRequest.setValue(
+            jar.cookieHeader(for: url, merging: explicitCookies), forHTTPHeaderField: "Cookie")
     }
 
     /// The `Cookie` header of a redirect's next hop: the request's own cookies while it stays on the origin

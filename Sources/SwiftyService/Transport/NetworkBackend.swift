@@ -134,7 +134,8 @@ public struct BackendRequest: Sendable {
 
     init(
         urlRequest: URLRequest, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?, sampleData: Data,
-        redaction: Redaction, bodySource: BodyFile? = nil, downloadFile: URL? = nil, maxResponseSize: Int? = nil,
+        redaction: Redaction, bodySource: BodyFile? = nil, downloadFile: URL? = nil,
+        maxResponseSize: Int? = nil,
         cookieJar: CookieJar? = nil, tlsPolicy: TLSPolicy? = nil, progress: ProgressThrottle? = nil,
         collectsMetrics: Bool = false, events: EventEmitter? = nil
     ) {

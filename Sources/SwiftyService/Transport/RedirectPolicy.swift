@@ -88,7 +88,8 @@ extension RedirectPolicy {
         guard var decided else { return .stop }
         guard let url = decided.url, TransportRules.allows(scheme: url.scheme) else {
             return .refuse(
-                RedirectRefused(location: decided.url?.absoluteString ?? location ?? "", scheme: decided.url?.scheme))
+                RedirectRefused(
+                    location: decided.url?.absoluteString ?? location ?? "", scheme: decided.url?.scheme))
         }
         if let scheme = url.scheme, scheme.contains(where: \.isUppercase),
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
@@ -106,7 +107,8 @@ extension RedirectPolicy {
         after response: HTTPURLResponse, sent: URLRequest, proposed: URLRequest, for request: BackendRequest,
         redirects: Int
     ) -> Step {
-        request.cookieJar?.keep(response.value(forHTTPHeaderField: "Set-Cookie"), from: response.url ?? sent.url)
+        request.cookieJar?.keep(
+            response.value(forHTTPHeaderField: "Set-Cookie"), from: response.url ?? sent.url)
         let step = step(
             after: response, sent: sent, proposed: proposed, secrets: request.redaction, redirects: redirects)
         if let events = request.events, case let .follow(next) = step, let from = sent.url ?? response.url,

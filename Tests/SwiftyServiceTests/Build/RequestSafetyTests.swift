@@ -50,7 +50,10 @@ struct RequestSafetyTests {
     func aPathSegmentValueStaysOneSegmentOnTheWire(_ kind: ConformingBackend) async throws {
         // httpbin's X-Raw-Request-URI shows the request target exactly as it arrived.
         let (realm, spy) = try realm(kind)
-        let hostile = ["../../admin", "a/b", "?x=1#f", "%2e%2e", "ü b", "...", Self.marker(0xFDD0) + "x" + Self.marker(0xFDD1)]
+        let hostile = [
+            "../../admin", "a/b", "?x=1#f", "%2e%2e", "ü b", "...",
+            Self.marker(0xFDD0) + "x" + Self.marker(0xFDD1),
+        ]
         for value in hostile {
             let response = try await TestEndpoint(realm, "users/\(pathSegment: value)/posts").request()
             let raw = try #require(response.rawRequestURI)
@@ -92,7 +95,8 @@ struct RequestSafetyTests {
     func parametersNestedDeeperThanTheLimitAreRefusedNotACrash(_ method: HTTPMethod) async throws {
         // Depth 10,000 overflowed the stack on the way to the query string and to the JSON body alike.
         let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com/v1")!).use(.stub)
-        let endpoint = TestEndpoint(realm, "x", method: method, parameters: ["deep": Self.nested(depth: 10_000)])
+        let endpoint = TestEndpoint(
+            realm, "x", method: method, parameters: ["deep": Self.nested(depth: 10_000)])
         let reason = await invalidReason(endpoint)
         guard case let .unencodableParameter(key, why)? = reason else {
             Issue.record("expected unencodableParameter, got \(String(describing: reason))")
@@ -133,7 +137,8 @@ struct RequestSafetyTests {
             func build(_ parameters: [String: any Sendable]) throws -> Double {
                 let start = ContinuousClock.now
                 _ = try TestEndpoint(realm, "x", method: .post, parameters: parameters).urlRequest()
-                _ = try TestEndpoint(realm, "x", method: .post, parameters: parameters, encoding: .form).urlRequest()
+                _ = try TestEndpoint(realm, "x", method: .post, parameters: parameters, encoding: .form)
+                    .urlRequest()
                 return seconds(since: start)
             }
             return (try build(small), try build(large))
@@ -167,7 +172,8 @@ struct RequestSafetyTests {
             #expect(error.url.count < 1_300)
         }
         await #expect(throws: ServiceError.self) {
-            try await TestEndpoint(realm, "q", parameters: ["q": String(repeating: "a", count: 1 << 20)]).request()
+            try await TestEndpoint(realm, "q", parameters: ["q": String(repeating: "a", count: 1 << 20)])
+                .request()
         }
         #expect(spy.requests.isEmpty)
         let fits = TestEndpoint(realm, "q", parameters: ["q": String(repeating: "a", count: 60_000)])
@@ -203,11 +209,14 @@ struct RequestSafetyTests {
             let error = await #expect(throws: ServiceError.self) { try await endpoint.request() }
             #expect(error.map { "\($0)" }?.contains(secret) == false, "\(kind): the value is never printed")
             guard case .invalidRequest(.invalidHeaderValue(name: "X-Trace"), _, _)? = error else {
-                Issue.record("\(kind): expected invalidHeaderValue(X-Trace), got \(String(describing: error))")
+                Issue.record(
+                    "\(kind): expected invalidHeaderValue(X-Trace), got \(String(describing: error))")
                 continue
             }
         }
-        let badName = TestEndpoint(realm, "h").override { $0.addMiddleware(Tamper(headers: ["Bad Name": "v"])) }
+        let badName = TestEndpoint(realm, "h").override {
+            $0.addMiddleware(Tamper(headers: ["Bad Name": "v"]))
+        }
         do {
             _ = try await badName.request()
             Issue.record("\(kind): a header name with a space was sent")

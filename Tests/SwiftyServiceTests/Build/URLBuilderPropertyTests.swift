@@ -80,7 +80,8 @@ import FoundationNetworking
             let path = components.percentEncodedPath
             #expect(path.hasPrefix("/v1/files/") && path.hasSuffix("/meta"), "\(value.debugDescription)")
             let segment = String(path.dropFirst("/v1/files/".count).dropLast("/meta".count))
-            #expect(!segment.contains("/") && components.percentEncodedQuery == nil && components.fragment == nil)
+            #expect(
+                !segment.contains("/") && components.percentEncodedQuery == nil && components.fragment == nil)
             #expect(segment.removingPercentEncoding == value, "\(value.debugDescription)")
         }
     }

@@ -29,7 +29,8 @@ import Testing
 
     /// A fresh directory for one test's files; removed by `removeDirectory`.
     func makeDirectory() throws -> URL {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("CookieJarTests-\(UUID())")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "CookieJarTests-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory
     }
@@ -47,13 +48,16 @@ import Testing
 
     @Test func theNameAndValueAreTrimmedAndTheValueMayContainEquals() {
         let jar = makeJar()
-        jar.store(setCookieHeaders: [" sid = a=b ; Path=/", "\tother\t=\t1\t"], from: url("https://example.com/"))
+        jar.store(
+            setCookieHeaders: [" sid = a=b ; Path=/", "\tother\t=\t1\t"], from: url("https://example.com/"))
         #expect(Set(sent(jar, to: "https://example.com/")) == ["sid=a=b", "other=1"])
     }
 
     @Test func aHeaderWithoutEqualsOrWithAnEmptyNameIsIgnoredAsRFC6265Says() {
         let jar = makeJar()
-        jar.store(setCookieHeaders: ["justtext; Path=/", "=value", " =value", ""], from: url("https://example.com/"))
+        jar.store(
+            setCookieHeaders: ["justtext; Path=/", "=value", " =value", ""], from: url("https://example.com/")
+        )
         #expect(jar.cookies.isEmpty)
     }
 
@@ -96,7 +100,9 @@ import Testing
     @Test func aNonNumericMaxAgeIsIgnored() {
         let jar = makeJar()
         jar.store(
-            setCookieHeaders: ["a=1; Max-Age=soon", "b=2; Max-Age=1.5", "c=3; Max-Age=-", "d=4; Max-Age=0x10"],
+            setCookieHeaders: [
+                "a=1; Max-Age=soon", "b=2; Max-Age=1.5", "c=3; Max-Age=-", "d=4; Max-Age=0x10",
+            ],
             from: url("https://example.com/")
         )
         #expect(jar.cookies.count == 4)
@@ -161,8 +167,11 @@ import Testing
     @Test func aDomainThatDoesNotCoverTheHostIsIgnored() {
         let jar = makeJar()
         let api = url("https://api.example.com/")
-        jar.store(setCookieHeaders: ["a=1; Domain=evil.com", "b=2; Domain=ample.com", "c=3; Domain=x.api.example.com"],
-                  from: api)
+        jar.store(
+            setCookieHeaders: [
+                "a=1; Domain=evil.com", "b=2; Domain=ample.com", "c=3; Domain=x.api.example.com",
+            ],
+            from: api)
         #expect(jar.cookies.isEmpty)
     }
 
@@ -197,7 +206,9 @@ import Testing
 
     @Test func ipAddressHostsGetOnlyHostOnlyCookies() {
         let jar = makeJar()
-        jar.store(setCookieHeaders: ["a=1; Domain=10.0.0.1", "b=2; Domain=0.0.1", "c=3"], from: url("http://10.0.0.1/"))
+        jar.store(
+            setCookieHeaders: ["a=1; Domain=10.0.0.1", "b=2; Domain=0.0.1", "c=3"],
+            from: url("http://10.0.0.1/"))
         jar.store(setCookieHeaders: ["d=4", "e=5; Domain=::2"], from: url("http://[::1]:8080/"))
         #expect(jar.cookies.allSatisfy { $0.isHostOnly })
         #expect(Set(sent(jar, to: "http://10.0.0.1/")) == ["a=1", "c=3"])
@@ -231,8 +242,9 @@ import Testing
 
     @Test func aPathAttributeNotStartingWithSlashFallsBackToTheDefaultPath() {
         let jar = makeJar()
-        jar.store(setCookieHeaders: ["a=1; Path=relative", "b=2; Path=", "c=3; Path=/x; Path=y"],
-                  from: url("https://example.com/docs/page"))
+        jar.store(
+            setCookieHeaders: ["a=1; Path=relative", "b=2; Path=", "c=3; Path=/x; Path=y"],
+            from: url("https://example.com/docs/page"))
         #expect(jar.cookies.map(\.path) == ["/docs", "/docs", "/docs"])
     }
 
@@ -263,8 +275,11 @@ import Testing
 
     @Test func anHTTPURLCannotReplaceOrDeleteASecureCookie() {
         let jar = makeJar()
-        jar.store(setCookieHeaders: ["a=secret; Secure; Domain=example.com; Path=/"], from: url("https://example.com/"))
-        jar.store(setCookieHeaders: ["a=forged; Domain=example.com; Path=/"], from: url("http://example.com/"))
+        jar.store(
+            setCookieHeaders: ["a=secret; Secure; Domain=example.com; Path=/"],
+            from: url("https://example.com/"))
+        jar.store(
+            setCookieHeaders: ["a=forged; Domain=example.com; Path=/"], from: url("http://example.com/"))
         jar.store(setCookieHeaders: ["a=; Max-Age=0"], from: url("http://example.com/"))
         jar.store(setCookieHeaders: ["a=shadow; Path=/deeper"], from: url("http://www.example.com/"))
         #expect(sent(jar, to: "https://www.example.com/deeper") == ["a=secret"])
@@ -291,7 +306,9 @@ import Testing
 
     @Test func expiredCookiesAreNeverReturned() {
         let jar = makeJar()
-        jar.store(setCookieHeaders: ["short=1; Max-Age=10", "long=2; Max-Age=1000"], from: url("https://example.com/"))
+        jar.store(
+            setCookieHeaders: ["short=1; Max-Age=10", "long=2; Max-Age=1000"],
+            from: url("https://example.com/"))
         clock.advance(by: 10)
         #expect(sent(jar, to: "https://example.com/") == ["long=2"])
         #expect(jar.cookies.map(\.name) == ["long"])
@@ -373,7 +390,9 @@ import Testing
         jar.store(setCookieHeaders: ["session=jar", "theme=dark"], from: site)
         let header = jar.cookieHeader(for: site, merging: "mine=1; session=explicit")
         #expect(header == "mine=1; session=explicit; theme=dark")
-        #expect(jar.cookieHeader(for: url("https://elsewhere.com/"), merging: "mine=1;other=2") == "mine=1; other=2")
+        #expect(
+            jar.cookieHeader(for: url("https://elsewhere.com/"), merging: "mine=1;other=2")
+                == "mine=1; other=2")
     }
 
     @Test(arguments: [
@@ -383,7 +402,10 @@ import Testing
             "a=1; Expires=Wed, 09 Jun 2021 10:18:14 GMT, b=2; Path=/",
             ["a=1; Expires=Wed, 09 Jun 2021 10:18:14 GMT", "b=2; Path=/"]
         ),
-        ("a=1; Expires=Wed, 09 Jun 2021 10:18:14 GMT; Path=/", ["a=1; Expires=Wed, 09 Jun 2021 10:18:14 GMT; Path=/"]),
+        (
+            "a=1; Expires=Wed, 09 Jun 2021 10:18:14 GMT; Path=/",
+            ["a=1; Expires=Wed, 09 Jun 2021 10:18:14 GMT; Path=/"]
+        ),
         ("list=x,y,z; Path=/, next=1", ["list=x,y,z; Path=/", "next=1"]),
         ("a=1,b=2", ["a=1", "b=2"]),
         ("a=1, not a name=2, c=3", ["a=1, not a name=2", "c=3"]),
@@ -432,7 +454,8 @@ import Testing
         defer { removeDirectory(directory) }
         let file = directory.appendingPathComponent("cookies.json")
         let jar = try CookieJar(file: file)
-        jar.store(setCookieHeaders: ["b=1; Max-Age=600", "a=2; Max-Age=600"], from: url("https://example.com/"))
+        jar.store(
+            setCookieHeaders: ["b=1; Max-Age=600", "a=2; Max-Age=600"], from: url("https://example.com/"))
 
         let attributes = try FileManager.default.attributesOfItem(atPath: file.path)
         #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
@@ -450,7 +473,9 @@ import Testing
         let file = directory.appendingPathComponent("cookies.json")
         let clock = clock
         let jar = try CookieJar(file: file, now: { clock.now })
-        jar.store(setCookieHeaders: ["short=1; Max-Age=10", "long=2; Max-Age=1000"], from: url("https://example.com/"))
+        jar.store(
+            setCookieHeaders: ["short=1; Max-Age=10", "long=2; Max-Age=1000"],
+            from: url("https://example.com/"))
         clock.advance(by: 10)
         #expect(try CookieJar(file: file, now: { clock.now }).cookies.map(\.name) == ["long"])
     }
@@ -516,7 +541,8 @@ import Testing
                     var duplicates = 0
                     // Few operations, many interleavings: the suite shares two threads with every other suite.
                     for operation in 0..<100 {
-                        jar.store(setCookieHeaders: ["c\(operation % 10)=\(operation); Max-Age=600"], from: site)
+                        jar.store(
+                            setCookieHeaders: ["c\(operation % 10)=\(operation); Max-Age=600"], from: site)
                         let names = jar.cookies(for: site).map(\.name)
                         if Set(names).count != names.count { duplicates += 1 }
                         _ = jar.cookieHeader(for: site, merging: "mine=1")
@@ -529,17 +555,22 @@ import Testing
         #expect(duplicateSightings == 0)
         #expect(jar.cookies.count == 80)
         for task in 0..<8 {
-            let values = Set(jar.cookies(for: url("https://t\(task).example.com/")).map { "\($0.name)=\($0.value)" })
+            let values = Set(
+                jar.cookies(for: url("https://t\(task).example.com/")).map { "\($0.name)=\($0.value)" })
             #expect(values == Set((90..<100).map { "c\($0 % 10)=\($0)" }))
         }
     }
 
     @Test func descriptionsNeverShowValues() throws {
         let jar = makeJar()
-        jar.store(setCookieHeaders: ["sid=s3cr3t; Secure; HttpOnly", "b=also-s3cr3t"], from: url("https://a.example/"))
+        jar.store(
+            setCookieHeaders: ["sid=s3cr3t; Secure; HttpOnly", "b=also-s3cr3t"],
+            from: url("https://a.example/"))
         #expect(jar.description == "CookieJar(2 cookies)")
         let cookie = try #require(jar.cookies.first { $0.name == "sid" })
-        #expect(cookie.description == "sid=<redacted>; domain=a.example; path=/; session; secure; httponly; host-only")
+        #expect(
+            cookie.description
+                == "sid=<redacted>; domain=a.example; path=/; session; secure; httponly; host-only")
         #expect(!"\(jar) \(jar.cookies)".contains("s3cr3t"))
     }
 }

@@ -53,13 +53,16 @@ struct CookieTests {
     @Test(arguments: ConformingBackend.allCases)
     func anExplicitCookieHeaderIsNeverDropped(_ kind: ConformingBackend) async throws {
         let withJar = try HTTPBin.realm(backend: try kind.make()).useCookies()
-        _ = try await cookies(TestEndpoint(withJar, "cookies/set", parameters: ["session": "jar1", "other": "jar2"]))
+        _ = try await cookies(
+            TestEndpoint(withJar, "cookies/set", parameters: ["session": "jar1", "other": "jar2"]))
         let explicit = TestEndpoint(withJar, "cookies", headers: ["Cookie": "mine=1; session=explicit"])
         #expect(
             try await cookies(explicit) == ["mine": "1", "session": "explicit", "other": "jar2"], "\(kind)")
         let withoutJar = try HTTPBin.realm(backend: try kind.make())
         #expect(
-            try await cookies(TestEndpoint(withoutJar, "cookies", headers: ["Cookie": "mine=1"])) == ["mine": "1"],
+            try await cookies(TestEndpoint(withoutJar, "cookies", headers: ["Cookie": "mine=1"])) == [
+                "mine": "1"
+            ],
             "\(kind)")
     }
 
@@ -91,8 +94,10 @@ struct CookieTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("cookies.json")
         let realm = try HTTPBin.realm().useCookies(try CookieJar(file: file))
-        _ = try await TestEndpoint(realm, "response-headers", parameters: ["Set-Cookie": "kept=v1; Max-Age=600"])
-            .request()
+        _ = try await TestEndpoint(
+            realm, "response-headers", parameters: ["Set-Cookie": "kept=v1; Max-Age=600"]
+        )
+        .request()
         let mode = try FileManager.default.attributesOfItem(atPath: file.path)[.posixPermissions] as? Int
         #expect(mode == 0o600)
         let later = try HTTPBin.realm().useCookies(try CookieJar(file: file))

@@ -9,7 +9,9 @@ import FoundationNetworking
 /// W3C Trace Context on outgoing requests: the format, a new trace per call, one span per attempt, and
 /// continuing the app's trace.
 @Suite struct TraceContextTests {
-    static var traceparent: Regex<(Substring, Substring, Substring)> { #/^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/# }
+    static var traceparent: Regex<(Substring, Substring, Substring)> {
+        #/^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/#
+    }
 
     func realm(_ stub: StubBackend, spans: SpanLog? = nil, retries: Int = 0) -> ServiceRealm {
         var policy = RetryPolicy.maxRetries(retries)
@@ -59,7 +61,8 @@ import FoundationNetworking
         let spans = SpanLog()
         let parent = try #require(
             TraceContext(
-                traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", tracestate: "vendor=1"))
+                traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", tracestate: "vendor=1"
+            ))
         try await TraceContext.$current.withValue(parent) {
             _ = try await TestEndpoint(realm(stub, spans: spans), "child").request()
         }
@@ -73,7 +76,8 @@ import FoundationNetworking
     @Test func aTraceparentOnTheRequestIsContinued() async throws {
         let stub = StubBackend()
         let endpoint = TestEndpoint(
-            realm(stub), "child", headers: ["traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"])
+            realm(stub), "child",
+            headers: ["traceparent": "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"])
         _ = try await endpoint.request()
         #expect(try traceparents(stub).first?.trace == "0af7651916cd43dd8448eb211c80319c")
     }
@@ -81,8 +85,10 @@ import FoundationNetworking
     @Test(arguments: [
         "", "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
         "00-00000000000000000000000000000000-b7ad6b7169203331-01",
-        "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01", "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
-        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331", "00-0af7651916cd43dd8448eb211c80319-b7ad6b7169203331-01",
+        "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
+        "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331",
+        "00-0af7651916cd43dd8448eb211c80319-b7ad6b7169203331-01",
     ])
     func anInvalidTraceparentIsNotContinued(_ value: String) {
         #expect(TraceContext(traceparent: value) == nil)
@@ -91,7 +97,9 @@ import FoundationNetworking
     @Test func aFailedAttemptIsASpanWithItsError() async throws {
         let stub = StubBackend().on(.any, answer: .connectionRefused)
         let spans = SpanLog()
-        await #expect(throws: ServiceError.self) { try await TestEndpoint(realm(stub, spans: spans), "x").request() }
+        await #expect(throws: ServiceError.self) {
+            try await TestEndpoint(realm(stub, spans: spans), "x").request()
+        }
         #expect(spans.calls.count == 1)
         #expect(spans.calls.first?.error?.kind == .transport && spans.calls.first?.statusCode == nil)
     }

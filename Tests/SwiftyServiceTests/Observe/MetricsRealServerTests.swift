@@ -85,7 +85,8 @@ struct MetricsRealServerTests {
             guard case let .redirected(from, to, status) = event.kind else { return nil }
             return "\(status) \(from.path) → \(to.path)"
         }
-        #expect(hops == ["302 /redirect/2 → /relative-redirect/1", "302 /relative-redirect/1 → /get"], "\(kind)")
+        #expect(
+            hops == ["302 /redirect/2 → /relative-redirect/1", "302 /relative-redirect/1 → /get"], "\(kind)")
     }
 
     @Test(arguments: [ConformingBackend.curl, .urlSession])

@@ -43,10 +43,14 @@ struct RequestEventTests {
         let response = try await TestEndpoint(realm, "flaky").request()
         #expect(
             log.only == [
-                "built", "attempt 1", "head 1 503", "retry after 1", "attempt 2", "head 2 200", "completed 200",
+                "built", "attempt 1", "head 1 503", "retry after 1", "attempt 2", "head 2 200",
+                "completed 200",
             ])
         #expect(response.metrics.map(\.attempt) == [1, 2])
-        guard case let .retryScheduled(_, delay, reason)? = log.all.first(where: { $0.kind.name.hasPrefix("retry") })?.kind
+        guard
+            case let .retryScheduled(_, delay, reason)? = log.all.first(where: {
+                $0.kind.name.hasPrefix("retry")
+            })?.kind
         else { return }
         #expect(delay == policy.baseDelay)
         #expect(reason == "status 503")
@@ -69,7 +73,9 @@ struct RequestEventTests {
         policy.clock = RetryClock(sleep: { _ in }, now: { Date() }, random: { $0.upperBound })
         let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(stub)
             .addMiddleware(.retry(policy)).addObserver(log)
-        let error = await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "down").request() }
+        let error = await #expect(throws: ServiceError.self) {
+            try await TestEndpoint(realm, "down").request()
+        }
         #expect(error?.metrics.map(\.attempt) == [1, 2])
         guard case let .failed(_, metrics)? = log.all.last?.kind else { return #expect(Bool(false)) }
         #expect(metrics.map(\.attempt) == [1, 2])
@@ -79,7 +85,8 @@ struct RequestEventTests {
         let log = EventLog()
         let stub = StubBackend().on(
             .any, answer: .status(401),
-            StubBackend.Answer(statusCode: 200, headers: ["Cache-Control": "max-age=60"], data: Data("{}".utf8)))
+            StubBackend.Answer(
+                statusCode: 200, headers: ["Cache-Control": "max-age=60"], data: Data("{}".utf8)))
         let auth = TokenAuthentication(initial: AccessToken("old")) { AccessToken("new") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -117,7 +124,8 @@ struct RequestEventTests {
     @Test func eventsStayInOrderUnderFiveHundredConcurrentRequests() async throws {
         let log = EventLog()
         let stub = StubBackend { request in
-            var answer = StubBackend.Answer(statusCode: request.urlRequest.url!.path.hasSuffix("/3") ? 503 : 200)
+            var answer = StubBackend.Answer(
+                statusCode: request.urlRequest.url!.path.hasSuffix("/3") ? 503 : 200)
             answer.delay = request.urlRequest.url!.path.hasSuffix("/0") ? nil : 0.01
             return answer
         }
@@ -144,7 +152,9 @@ struct RequestEventTests {
         for (id, names) in byRequest {
             let terminal = names.filter { $0.hasPrefix("completed") || $0.hasPrefix("failed") }
             #expect(terminal.count == 1, "\(id): \(names)")
-            #expect(names.last.map { $0.hasPrefix("completed") || $0.hasPrefix("failed") } == true, "\(id): \(names)")
+            #expect(
+                names.last.map { $0.hasPrefix("completed") || $0.hasPrefix("failed") } == true,
+                "\(id): \(names)")
             #expect(names.first == "built", "\(id): \(names)")
             #expect(names.filter { $0 == "built" }.count == 1, "\(id): \(names)")
             // Attempts count up, each answered before the next starts.
@@ -153,7 +163,6 @@ struct RequestEventTests {
         }
     }
 }
-
 
 /// A request's handle, for an observer to reach.
 private final class HandleBox: @unchecked Sendable {

@@ -12,7 +12,11 @@ import Testing
         private let lock = NSLock()
         private var values: [String] = []
         var all: [String] { lock.withLock { values } }
-        func waiter(_ name: String) -> State.Waiter { { [self] in let v = "\(name):\($0)"; lock.withLock { values.append(v) } } }
+        func waiter(_ name: String) -> State.Waiter {
+            { [self] in
+                let v = "\(name):\($0)"; lock.withLock { values.append(v) }
+            }
+        }
     }
 
     let told = Told()

@@ -86,7 +86,9 @@ import FoundationNetworking
                         let until = DispatchTime.now().uptimeNanoseconds + UInt64.random(in: 0...400_000)
                         while DispatchTime.now().uptimeNanoseconds < until {}
                         leaving.cancel()
-                        if case let .failure(error) = try await joining.first() { failures.append("\(error.kind)") }
+                        if case let .failure(error) = try await joining.first() {
+                            failures.append("\(error.kind)")
+                        }
                     }
                     return failures
                 }

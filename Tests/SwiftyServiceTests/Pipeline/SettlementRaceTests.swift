@@ -31,7 +31,8 @@ final class AnswerOnCancelBackend: NetworkBackend, @unchecked Sendable {
     ) -> BackendTask {
         _ = inner.send(request) { [self] result in lock.withLock { held.append((result, completion)) } }
         return BackendTask { [self] in
-            let answers = lock.withLock { () -> [(Result<Response, any Error>, @Sendable (Result<Response, any Error>) -> Void)] in
+            let answers = lock.withLock {
+                () -> [(Result<Response, any Error>, @Sendable (Result<Response, any Error>) -> Void)] in
                 defer { held = [] }
                 return held
             }
@@ -70,8 +71,10 @@ struct SettlementRaceTests {
         // httpbin /bytes/65536: the body the held success would move into place.
         let setup = try setup(kind)
         let outcome = CallbackRecorder<Result<Response, ServiceError>>()
-        let handle = DownloadEndpoint(realm: setup.realm, path: "bytes/65536", destination: .file(setup.destination))
-            .request { outcome.record($0) }
+        let handle = DownloadEndpoint(
+            realm: setup.realm, path: "bytes/65536", destination: .file(setup.destination)
+        )
+        .request { outcome.record($0) }
         try await setup.backend.waitForAnswer()
         handle.cancel()
         let result = try await outcome.first(within: 10)
@@ -85,7 +88,8 @@ struct SettlementRaceTests {
     func aCancelledTaskLeavesNoFile(_ kind: ConformingBackend) async throws {
         // httpbin /bytes/65536.
         let setup = try setup(kind)
-        let endpoint = DownloadEndpoint(realm: setup.realm, path: "bytes/65536", destination: .file(setup.destination))
+        let endpoint = DownloadEndpoint(
+            realm: setup.realm, path: "bytes/65536", destination: .file(setup.destination))
         let task = Task { try await endpoint.request() }
         try await setup.backend.waitForAnswer()
         task.cancel()
@@ -99,10 +103,12 @@ struct SettlementRaceTests {
         // httpbin /bytes/65536, with progress: the final 100% report belongs to the success only.
         let setup = try setup(kind)
         let events = Collected<String>()
-        let transfer = DownloadEndpoint(realm: setup.realm, path: "bytes/65536", destination: .file(setup.destination))
-            .transfer(progress: { events.add("progress \($0.completed)") }) { result in
-                events.add(result.serviceError.map { "\($0.kind)" } ?? "success")
-            }
+        let transfer = DownloadEndpoint(
+            realm: setup.realm, path: "bytes/65536", destination: .file(setup.destination)
+        )
+        .transfer(progress: { events.add("progress \($0.completed)") }) { result in
+            events.add(result.serviceError.map { "\($0.kind)" } ?? "success")
+        }
         try await setup.backend.waitForAnswer()
         transfer.cancel()
         try await Task.sleep(nanoseconds: 300_000_000)
@@ -116,8 +122,10 @@ struct SettlementRaceTests {
     func aCancelledTransferTaskLeavesNoFile(_ kind: ConformingBackend) async throws {
         // httpbin /bytes/65536 through TransferTask, whose progress stream ends with the request.
         let setup = try setup(kind)
-        let transfer = DownloadEndpoint(realm: setup.realm, path: "bytes/65536", destination: .file(setup.destination))
-            .transfer()
+        let transfer = DownloadEndpoint(
+            realm: setup.realm, path: "bytes/65536", destination: .file(setup.destination)
+        )
+        .transfer()
         try await setup.backend.waitForAnswer()
         transfer.cancel()
         await #expect { try await transfer.response } throws: { ($0 as? ServiceError)?.kind == .cancelled }
@@ -164,7 +172,8 @@ struct CancelledLargeDownloadTests {
                 #expect((outcome.failure as? ServiceError)?.kind == .cancelled, "\(kind) run \(run)")
                 try await Task.sleep(nanoseconds: 100_000_000)
                 let later = try FileManager.default.contentsOfDirectory(atPath: directory.path)
-                #expect(later.isEmpty, "\(kind) run \(run): \(later) after the caller was told it was cancelled")
+                #expect(
+                    later.isEmpty, "\(kind) run \(run): \(later) after the caller was told it was cancelled")
             }
         }
     }

@@ -106,7 +106,10 @@ import FoundationNetworking
         for (curl, reason) in [
             (Int32(56), "OpenSSL SSL_read: Connection reset by peer, errno 104"),
             // A server that closed a TLS connection mid-answer without saying so.
-            (56, "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000126:SSL routines::unexpected eof while reading, errno 0"),
+            (
+                56,
+                "OpenSSL SSL_read: OpenSSL/3.0.19: error:0A000126:SSL routines::unexpected eof while reading, errno 0"
+            ),
             (56, "Recv failure: Connection reset by peer"),
             (7, "Failed to connect to 127.0.0.1 port 1 after 0 ms: Couldn't connect to server"),
             (28, "Operation timed out after 1000 milliseconds with 0 bytes received"),

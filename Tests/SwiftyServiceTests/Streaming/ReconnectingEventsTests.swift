@@ -15,9 +15,10 @@ struct ReconnectingEventsTests {
         // /resumable drops the connection after every 2 events and answers 204 after the 6th.
         let sent = CallbackRecorder<String>()
         let realm = uniqueRealm("sse").setBaseURL(try StreamServer.url()).use(try CurlBackend())
-            .addMiddleware(Hooks(willSend: { request, _ in
-                sent.record(request.value(forHTTPHeaderField: "Last-Event-ID") ?? "none")
-            }))
+            .addMiddleware(
+                Hooks(willSend: { request, _ in
+                    sent.record(request.value(forHTTPHeaderField: "Last-Event-ID") ?? "none")
+                }))
         var events: [ServerSentEvent] = []
         let start = Date()
         for try await event in TestEndpoint(realm, "resumable", parameters: ["total": 6, "per": 2])
@@ -38,7 +39,9 @@ struct ReconnectingEventsTests {
     @Test func aRefusedStatusIsNotRetried() async throws {
         let stub = StubBackend().on(.any, answer: .status(401))
         await #expect {
-            for try await _ in TestEndpoint(realm(stub), "events").serverSentEvents(reconnecting: .init(delay: 0)) {}
+            for try await _ in TestEndpoint(realm(stub), "events").serverSentEvents(
+                reconnecting: .init(delay: 0))
+            {}
         } throws: { ($0 as? ServiceError)?.kind == .unacceptableStatusCode }
         #expect(stub.received.count == 1)
     }
@@ -58,19 +61,23 @@ struct ReconnectingEventsTests {
             .any, answer: .streamed([Data("id: a\ndata: 1\n\n".utf8)]), .streamed([Data("data: 2\n\n".utf8)]),
             .status(204))
         var events: [ServerSentEvent] = []
-        for try await event in TestEndpoint(realm(stub), "events").serverSentEvents(reconnecting: .init(delay: 0)) {
+        for try await event in TestEndpoint(realm(stub), "events").serverSentEvents(
+            reconnecting: .init(delay: 0))
+        {
             events.append(event)
         }
         // The id carries over the reconnection, as EventSource's last event ID does.
         #expect(events == [ServerSentEvent(data: "1", id: "a"), ServerSentEvent(data: "2", id: "a")])
-        #expect(stub.received.map { $0.urlRequest.value(forHTTPHeaderField: "Last-Event-ID") } == [nil, "a", "a"])
+        #expect(
+            stub.received.map { $0.urlRequest.value(forHTTPHeaderField: "Last-Event-ID") } == [nil, "a", "a"])
     }
 
     @Test func cancellingDuringTheWaitEndsAsCancelled() async throws {
         let stub = StubBackend().on(.any, answer: .streamed([Data("data: 1\n\n".utf8)]))
         let realm = realm(stub)
         let task = Task {
-            for try await _ in TestEndpoint(realm, "events").serverSentEvents(reconnecting: .init(delay: 30)) {}
+            for try await _ in TestEndpoint(realm, "events").serverSentEvents(reconnecting: .init(delay: 30))
+            {}
         }
         try await Task.sleep(nanoseconds: 200_000_000)
         task.cancel()

@@ -19,12 +19,14 @@ struct StreamCallbacksTests {
         let queue = DispatchQueue(label: "callbacks")
         let key = DispatchSpecificKey<Bool>()
         queue.setSpecific(key: key, value: true)
-        let stub = StubBackend().on(.path("/feed"), answer: .streamed(chunks(["a", "bc", "def"]), every: 0.01))
+        let stub = StubBackend().on(
+            .path("/feed"), answer: .streamed(chunks(["a", "bc", "def"]), every: 0.01))
         let realm = realm(stub).setCallbackQueue(queue)
         let pieces = CallbackRecorder<(String, Bool)>()
         let done = CallbackRecorder<(Result<Response, ServiceError>, Bool, Int)>()
         TestEndpoint(realm, "feed").stream { chunk in
-            pieces.record((String(decoding: chunk, as: UTF8.self), DispatchQueue.getSpecific(key: key) == true))
+            pieces.record(
+                (String(decoding: chunk, as: UTF8.self), DispatchQueue.getSpecific(key: key) == true))
         } completion: { result in
             done.record((result, DispatchQueue.getSpecific(key: key) == true, pieces.calls.count))
         }
@@ -38,10 +40,15 @@ struct StreamCallbacksTests {
 
     @Test func cancellingTheCallbackFormCompletesOnceAsCancelledAndStopsTheChunks() async throws {
         // A chunk every 50 ms for 50 s: the cancel comes after the first few.
-        let stub = StubBackend().on(.path("/feed"), answer: .streamed(Array(repeating: Data("x".utf8), count: 1000), every: 0.05))
+        let stub = StubBackend().on(
+            .path("/feed"), answer: .streamed(Array(repeating: Data("x".utf8), count: 1000), every: 0.05))
         let pieces = CallbackRecorder<Int>()
         let done = CallbackRecorder<Result<Response, ServiceError>>()
-        let handle = TestEndpoint(realm(stub), "feed").stream { pieces.record($0.count) } completion: { done.record($0) }
+        let handle = TestEndpoint(realm(stub), "feed").stream {
+            pieces.record($0.count)
+        } completion: {
+            done.record($0)
+        }
         _ = try await pieces.first()
         handle.cancel()
         let result = try await done.first()
@@ -56,7 +63,11 @@ struct StreamCallbacksTests {
         let stub = StubBackend().on(.path("/feed"), answer: .streamed(chunks(["nope"]), statusCode: 503))
         let pieces = CallbackRecorder<Data>()
         let done = CallbackRecorder<Result<Response, ServiceError>>()
-        TestEndpoint(realm(stub), "feed").stream { pieces.record($0) } completion: { done.record($0) }
+        TestEndpoint(realm(stub), "feed").stream {
+            pieces.record($0)
+        } completion: {
+            done.record($0)
+        }
         let result = try await done.first()
         #expect(result.serviceError?.kind == .unacceptableStatusCode)
         #expect(result.serviceError?.response?.data == Data("nope".utf8), "the error body is read")
@@ -64,7 +75,8 @@ struct StreamCallbacksTests {
     }
 
     @Test func aServiceStreamsItsCollectionWithTheQuery() async throws {
-        let stub = StubBackend().on(.path("/v1/users"), answer: .streamed(chunks(["{\"id\":1}\n{\"id\"", ":2}\n"])))
+        let stub = StubBackend().on(
+            .path("/v1/users"), answer: .streamed(chunks(["{\"id\":1}\n{\"id\"", ":2}\n"])))
         let realm = uniqueRealm("stream").use(stub)
         let users = Service(baseURL: URL(string: "https://api.example.com/v1/users")!)
         realm.register(users)
@@ -84,7 +96,9 @@ struct StreamCallbacksTests {
     @Test func theLogHasTheHeadThenTheBytesAtTheEnd() async throws {
         let stub = StubBackend()
             .on(.path("/feed"), answer: .streamed(chunks(["abc", "defg"]), every: 0.01))
-            .on(.path("/endless"), answer: .streamed(Array(repeating: Data("xy".utf8), count: 1000), every: 0.01))
+            .on(
+                .path("/endless"),
+                answer: .streamed(Array(repeating: Data("xy".utf8), count: 1000), every: 0.01))
         let log = CallbackRecorder<String>()
         let realm = realm(stub).addMiddleware(LoggingMiddleware(to: { log.record($0) }))
         for try await _ in try await TestEndpoint(realm, "feed").stream() {}
@@ -99,7 +113,9 @@ struct StreamCallbacksTests {
         #expect(lines.count == 4, "\(lines)")
         #expect(lines[0].hasPrefix("GET https://stream.test/feed → 200 ("))
         #expect(lines[1].hasPrefix("GET https://stream.test/feed → 200 streamed 7 bytes ("), "\(lines[1])")
-        #expect(lines[3].hasPrefix("GET https://stream.test/endless → 200 stream cancelled after "), "\(lines[3])")
+        #expect(
+            lines[3].hasPrefix("GET https://stream.test/endless → 200 stream cancelled after "), "\(lines[3])"
+        )
     }
 
     @Test func observersSeeAStreamFromBuiltToCompletedOrFailed() async throws {
@@ -117,8 +133,12 @@ struct StreamCallbacksTests {
             default: false
             }
         }
-        while events.calls.filter(ended).count < 2, Date() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
-        let byCall = Dictionary(grouping: events.calls, by: \.requestID).values.sorted { $0[0].requestID.value < $1[0].requestID.value }
+        while events.calls.filter(ended).count < 2, Date() < deadline {
+            try await Task.sleep(nanoseconds: 5_000_000)
+        }
+        let byCall = Dictionary(grouping: events.calls, by: \.requestID).values.sorted {
+            $0[0].requestID.value < $1[0].requestID.value
+        }
         #expect(byCall.count == 2)
         let names = byCall.map { $0.map { "\($0.kind)".prefix(while: { $0 != "(" }) } }
         #expect(names.first == ["built", "attemptStarted", "responseHead", "completed"])

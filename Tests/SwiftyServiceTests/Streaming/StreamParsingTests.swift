@@ -14,18 +14,26 @@ import Testing
     static let table: [Row] = [
         Row(rule: "a blank line dispatches", input: "data: a\n\n", events: [ServerSentEvent(data: "a")]),
         Row(rule: "no blank line, no event", input: "data: a\n", events: []),
-        Row(rule: "a leading BOM is skipped", input: "\u{FEFF}data: a\n\n", events: [ServerSentEvent(data: "a")]),
+        Row(
+            rule: "a leading BOM is skipped", input: "\u{FEFF}data: a\n\n",
+            events: [ServerSentEvent(data: "a")]),
         Row(
             rule: "only one BOM is skipped", input: "\u{FEFF}\u{FEFF}data: a\n\ndata: b\n\n",
             events: [ServerSentEvent(data: "b")]),
-        Row(rule: "comments are ignored", input: ": hi\ndata: a\n: there\n\n", events: [ServerSentEvent(data: "a")]),
+        Row(
+            rule: "comments are ignored", input: ": hi\ndata: a\n: there\n\n",
+            events: [ServerSentEvent(data: "a")]),
         Row(
             rule: "data lines join with LF", input: "data: a\ndata: b\ndata\n\n",
             events: [ServerSentEvent(data: "a\nb\n")]),
-        Row(rule: "one space after the colon goes", input: "data:  a \n\n", events: [ServerSentEvent(data: " a ")]),
+        Row(
+            rule: "one space after the colon goes", input: "data:  a \n\n",
+            events: [ServerSentEvent(data: " a ")]),
         Row(rule: "no space after the colon", input: "data:a\n\n", events: [ServerSentEvent(data: "a")]),
         Row(rule: "a field without a colon is empty", input: "data\n\n", events: [ServerSentEvent(data: "")]),
-        Row(rule: "an empty data field still dispatches", input: "data:\n\n", events: [ServerSentEvent(data: "")]),
+        Row(
+            rule: "an empty data field still dispatches", input: "data:\n\n",
+            events: [ServerSentEvent(data: "")]),
         Row(rule: "no data, no event", input: "event: x\nid: 1\n\n", events: []),
         Row(
             rule: "event sets the type, for one event", input: "event: add\ndata: 1\n\ndata: 2\n\n",
@@ -42,9 +50,15 @@ import Testing
         Row(
             rule: "retry takes digits", input: "retry: 250\ndata: a\n\n",
             events: [ServerSentEvent(data: "a", retry: 250)]),
-        Row(rule: "retry ignores the rest", input: "retry: 2s\ndata: a\n\n", events: [ServerSentEvent(data: "a")]),
-        Row(rule: "unknown fields are ignored", input: "foo: bar\ndata: a\n\n", events: [ServerSentEvent(data: "a")]),
-        Row(rule: "field names are case-sensitive", input: "Data: a\ndata: b\n\n", events: [ServerSentEvent(data: "b")]),
+        Row(
+            rule: "retry ignores the rest", input: "retry: 2s\ndata: a\n\n",
+            events: [ServerSentEvent(data: "a")]),
+        Row(
+            rule: "unknown fields are ignored", input: "foo: bar\ndata: a\n\n",
+            events: [ServerSentEvent(data: "a")]),
+        Row(
+            rule: "field names are case-sensitive", input: "Data: a\ndata: b\n\n",
+            events: [ServerSentEvent(data: "b")]),
         Row(
             rule: "CRLF ends lines", input: "data: a\r\ndata: b\r\n\r\n",
             events: [ServerSentEvent(data: "a\nb")]),
@@ -52,7 +66,9 @@ import Testing
         Row(
             rule: "mixed line ends", input: "data: a\r\n\rdata: b\n\r\n",
             events: [ServerSentEvent(data: "a"), ServerSentEvent(data: "b")]),
-        Row(rule: "a colon in the value stays", input: "data: a: b\n\n", events: [ServerSentEvent(data: "a: b")]),
+        Row(
+            rule: "a colon in the value stays", input: "data: a: b\n\n",
+            events: [ServerSentEvent(data: "a: b")]),
         Row(rule: "UTF-8 data", input: "data: héllo €\n\n", events: [ServerSentEvent(data: "héllo €")]),
     ]
 
@@ -71,7 +87,9 @@ import Testing
             _ = try parser.parse(Data("data: 123456\ndata: 123456\n\n".utf8))
         }
         var lines = ServerSentEventParser(maxEventSize: 10)
-        #expect(throws: StreamItemTooLarge.self) { _ = try lines.parse(Data(String(repeating: "x", count: 20).utf8)) }
+        #expect(throws: StreamItemTooLarge.self) {
+            _ = try lines.parse(Data(String(repeating: "x", count: 20).utf8))
+        }
     }
 
     @Test func theReconnectionTimeIsKept() throws {
@@ -102,7 +120,9 @@ import Testing
         var splitter = LineSplitter(maxLineLength: 8)
         _ = try splitter.split(Data("12345".utf8))
         #expect(throws: StreamItemTooLarge.self) { _ = try splitter.split(Data("6789".utf8)) }
-        #expect(StreamItemTooLarge(item: "line", limit: 8).description == "a streamed line is longer than 8 bytes")
+        #expect(
+            StreamItemTooLarge(item: "line", limit: 8).description == "a streamed line is longer than 8 bytes"
+        )
     }
 }
 
@@ -119,7 +139,8 @@ import Testing
         for body in Self.bodies {
             for _ in 0..<200 {
                 // The fuzz target is the oracle; a random seed makes each run another split.
-                try FuzzTargets.streamSplitChunks(body: Array(body.utf8), seed: UInt64.random(in: 0...UInt64.max))
+                try FuzzTargets.streamSplitChunks(
+                    body: Array(body.utf8), seed: UInt64.random(in: 0...UInt64.max))
             }
         }
     }

@@ -13,7 +13,8 @@ enum StreamServer {
     static func url(private: Bool = false) throws -> URL {
         let name = `private` ? "SSE_PRIVATE_URL" : "SSE_URL"
         guard let value = ProcessInfo.processInfo.environment[name], let url = URL(string: value) else {
-            throw SetupError(description: "\(name) is not set: run the tests with scripts/test, which starts it")
+            throw SetupError(
+                description: "\(name) is not set: run the tests with scripts/test, which starts it")
         }
         return url
     }
@@ -54,7 +55,9 @@ struct StreamingRealServerTests {
         let stream = try await TestEndpoint(try realm(kind), "jsonl", parameters: ["count": 100_000]).stream()
         var expected = 0
         for try await line in stream.jsonLines(as: Line.self) {
-            if line.n != expected || line.text != "line \(expected)" { Issue.record("\(kind): line \(expected) is \(line)") }
+            if line.n != expected || line.text != "line \(expected)" {
+                Issue.record("\(kind): line \(expected) is \(line)")
+            }
             expected += 1
         }
         #expect(expected == 100_000, "\(kind)")
@@ -67,7 +70,9 @@ struct StreamingRealServerTests {
         let realm = try realm(kind).addMiddleware(LoggingMiddleware(to: { log.record($0) }))
         let bytes = CallbackRecorder<Int>()
         let done = CallbackRecorder<Result<Response, ServiceError>>()
-        TestEndpoint(realm, "jsonl", parameters: ["count": 1000]).stream { bytes.record($0.count) } completion: {
+        TestEndpoint(realm, "jsonl", parameters: ["count": 1000]).stream {
+            bytes.record($0.count)
+        } completion: {
             done.record($0)
         }
         #expect(try await done.first(within: 30).get().statusCode == 200, "\(kind)")
@@ -89,7 +94,8 @@ struct StreamingRealServerTests {
         struct Object: Decodable, Sendable { let id: Int }
         let realm = try HTTPBin.realm(backend: try kind.make())
         var ids: [Int] = []
-        for try await object in try await TestEndpoint(realm, "stream/20").stream().jsonLines(as: Object.self) {
+        for try await object in try await TestEndpoint(realm, "stream/20").stream().jsonLines(as: Object.self)
+        {
             ids.append(object.id)
         }
         #expect(ids == Array(0..<20), "\(kind)")
@@ -130,7 +136,8 @@ struct StreamingRealServerTests {
             try await TestEndpoint(realm, "error").stream()
         } throws: { error in
             let error = error as? ServiceError
-            return error?.kind == .unacceptableStatusCode && error?.errorBody(as: Problem.self)?.message == "slow down"
+            return error?.kind == .unacceptableStatusCode
+                && error?.errorBody(as: Problem.self)?.message == "slow down"
         }
         let empty = try await TestEndpoint(realm, "no-content").stream()
         #expect(empty.response.statusCode == 204)
@@ -175,7 +182,9 @@ struct StreamingRealServerTests {
 
     func expectNoSockets(toPort port: Int) async throws {
         let deadline = Date().addingTimeInterval(3)
-        while openSockets(toPort: port) > 0, Date() < deadline { try await Task.sleep(nanoseconds: 10_000_000) }
+        while openSockets(toPort: port) > 0, Date() < deadline {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
         #expect(openSockets(toPort: port) == 0, "the stopped transfer's connection is closed")
     }
 
@@ -189,7 +198,9 @@ struct StreamingRealServerTests {
         try await Task.sleep(nanoseconds: 500_000_000)
         // The chunk read, and the buffer filled up to its capacity by chunks of at most 256 KiB (CurlBackend's
         // read size for streams).
-        #expect(stream.byteCount <= Int64(StreamSink.capacity + 2 * 256 * 1024), "held back at \(stream.byteCount)")
+        #expect(
+            stream.byteCount <= Int64(StreamSink.capacity + 2 * 256 * 1024),
+            "held back at \(stream.byteCount)")
         while let chunk = try await iterator.next() { total += chunk.count }
         #expect(total == 32 << 20)
     }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import SwiftyService
 import Testing
+
+@testable import SwiftyService
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -17,7 +18,8 @@ struct StubStreamingTests {
 
     @Test func theHeadComesFirstThenTheChunksInOrder() async throws {
         let stub = StubBackend().on(
-            .path("/feed"), answer: .streamed(chunks(["a", "bc", "def"]), every: 0.01, headers: ["X-Feed": "1"]))
+            .path("/feed"),
+            answer: .streamed(chunks(["a", "bc", "def"]), every: 0.01, headers: ["X-Feed": "1"]))
         let stream = try await TestEndpoint(realm(stub), "feed").stream()
         #expect(stream.response.statusCode == 200 && stream.response.header("X-Feed") == "1")
         #expect(stream.response.data.isEmpty)
@@ -34,15 +36,23 @@ struct StubStreamingTests {
             .on(
                 .path("/sse"),
                 answer: .streamed([
-                    Data("id: 1\ndata: hel".utf8), Data(rest[0..<(rest.count - 2)]), Data(rest[(rest.count - 2)...]),
+                    Data("id: 1\ndata: hel".utf8), Data(rest[0..<(rest.count - 2)]),
+                    Data(rest[(rest.count - 2)...]),
                     Data("\r\n\r\n".utf8),
-                ]))
+                ])
+            )
             .on(.path("/lines"), answer: .streamed(chunks(["one\r", "\ntwo\rthr", "ee"])))
             .on(.path("/jsonl"), answer: .streamed(chunks(["{\"n\":1}\n\n{\"n\"", ":2}\n"])))
         let realm = realm(stub)
         var events: [ServerSentEvent] = []
-        for try await event in try await TestEndpoint(realm, "sse").stream().serverSentEvents { events.append(event) }
-        #expect(events == [ServerSentEvent(data: "hello", id: "1"), ServerSentEvent(event: "done", data: "\u{1F600}", id: "1")])
+        for try await event in try await TestEndpoint(realm, "sse").stream().serverSentEvents {
+            events.append(event)
+        }
+        #expect(
+            events == [
+                ServerSentEvent(data: "hello", id: "1"),
+                ServerSentEvent(event: "done", data: "\u{1F600}", id: "1"),
+            ])
         var lines: [String] = []
         for try await line in try await TestEndpoint(realm, "lines").stream().lines { lines.append(line) }
         #expect(lines == ["one", "two", "three"])
@@ -73,7 +83,9 @@ struct StubStreamingTests {
         let stub = StubBackend().on(.path("/jsonl"), answer: .streamed(chunks(["{\"n\":1}\n", "oops\n"])))
         var values: [Int] = []
         await #expect {
-            for try await value in try await TestEndpoint(realm(stub), "jsonl").stream().jsonLines(as: Value.self) {
+            for try await value in try await TestEndpoint(realm(stub), "jsonl").stream().jsonLines(
+                as: Value.self)
+            {
                 values.append(value.n)
             }
         } throws: { error in
@@ -84,7 +96,8 @@ struct StubStreamingTests {
     }
 
     @Test func aLinePastItsLimitEndsTheStreamWithATypedError() async throws {
-        let stub = StubBackend().on(.path("/lines"), answer: .streamed(chunks(["short\n", String(repeating: "x", count: 100)])))
+        let stub = StubBackend().on(
+            .path("/lines"), answer: .streamed(chunks(["short\n", String(repeating: "x", count: 100)])))
         let stream = try await TestEndpoint(realm(stub), "lines").stream()
         await #expect {
             for try await _ in stream.lines(maxLength: 50) {}
@@ -97,7 +110,9 @@ struct StubStreamingTests {
     @Test func silenceBetweenChunksTimesOutAtTheTimeout() async throws {
         let stub = StubBackend().on(
             .path("/slow"),
-            answer: .streamed([StubBackend.Piece(Data("a".utf8)), StubBackend.Piece(Data("b".utf8), after: 30)]))
+            answer: .streamed([
+                StubBackend.Piece(Data("a".utf8)), StubBackend.Piece(Data("b".utf8), after: 30),
+            ]))
         try await measuringPromptness {
             let stream = try await TestEndpoint(realm(stub).setTimeout(0.3), "slow").stream()
             let start = Date()
@@ -111,7 +126,8 @@ struct StubStreamingTests {
 
     @Test func chunksSpreadOverMoreThanTheTimeoutAreFine() async throws {
         // The timeout is silence between chunks, not the whole stream.
-        let stub = StubBackend().on(.path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 8)), every: 0.1))
+        let stub = StubBackend().on(
+            .path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 8)), every: 0.1))
         try await measuringPromptness {
             let stream = try await TestEndpoint(realm(stub).setTimeout(0.4), "drip").stream()
             var count = 0
@@ -122,18 +138,22 @@ struct StubStreamingTests {
 
     @Test func aResourceTimeoutEndsTheWholeStream() async throws {
         // 5 s of chunks; the deadline at 0.5 s (dispatch timers can be late on a loaded 2-core machine).
-        let stub = StubBackend().on(.path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 100)), every: 0.05))
+        let stub = StubBackend().on(
+            .path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 100)), every: 0.05))
         _ = try await measuringPromptness {
             // On a loaded machine the deadline may pass before the head: either way, the stream times out.
             await #expect {
-                for try await _ in try await TestEndpoint(realm(stub).setResourceTimeout(0.5), "drip").stream() {}
+                for try await _ in try await TestEndpoint(realm(stub).setResourceTimeout(0.5), "drip")
+                    .stream()
+                {}
             } throws: { ($0 as? ServiceError)?.kind == .timedOut }
         }
     }
 
     @Test func leavingTheLoopEarlyStopsTheStream() async throws {
         let stopped = CallbackRecorder<Bool>()
-        let stub = StubBackend().on(.path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 1000)), every: 0.05))
+        let stub = StubBackend().on(
+            .path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 1000)), every: 0.05))
         let spy = StopSpy(stub, stopped: stopped)
         let stream = try await TestEndpoint(realm(stub).use(spy), "drip").stream()
         for try await _ in stream { break }
@@ -141,7 +161,8 @@ struct StubStreamingTests {
     }
 
     @Test func cancellingTheTaskStopsTheStream() async throws {
-        let stub = StubBackend().on(.path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 1000)), every: 0.01))
+        let stub = StubBackend().on(
+            .path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 1000)), every: 0.01))
         let realm = realm(stub)
         let task = Task {
             var count = 0
@@ -155,7 +176,8 @@ struct StubStreamingTests {
 
     @Test func aStreamNobodyReadsStopsWhenLetGo() async throws {
         let stopped = CallbackRecorder<Bool>()
-        let stub = StubBackend().on(.path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 1000)), every: 0.05))
+        let stub = StubBackend().on(
+            .path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 1000)), every: 0.05))
         _ = try await TestEndpoint(realm(stub).use(StopSpy(stub, stopped: stopped)), "drip").stream()
         #expect(try await stopped.first())
     }
@@ -184,7 +206,9 @@ struct StubStreamingTests {
         policy.baseDelay = 0
         let seen = CallbackRecorder<Int>()
         let realm = realm(stub)
-            .addMiddleware(Hooks(didReceive: { result, _ in seen.record((try? result.get().statusCode) ?? -1) }))
+            .addMiddleware(
+                Hooks(didReceive: { result, _ in seen.record((try? result.get().statusCode) ?? -1) })
+            )
             .addMiddleware(RetryMiddleware(policy))
         let stream = try await TestEndpoint(realm, "feed").stream()
         var body = Data()
@@ -259,7 +283,9 @@ struct StopSpy: StreamingBackend {
         self.stopped = stopped
     }
 
-    func send(_ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void)
+    func send(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    )
         -> BackendTask
     {
         inner.send(request, completion: completion)

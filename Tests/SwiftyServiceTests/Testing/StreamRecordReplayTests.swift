@@ -33,7 +33,9 @@ struct StreamRecordReplayTests {
         #expect(chunks.map(\.size) == pieces.map(\.count))
         #expect(chunks.map(\.at) == chunks.map(\.at).sorted() && (chunks.last?.at ?? 0) >= 0.1)
         let body = try #require(interaction.response?.body?.data)
-        #expect(!String(decoding: body, as: UTF8.self).contains("k3y-s3cret"), "the secret is redacted in the body")
+        #expect(
+            !String(decoding: body, as: UTF8.self).contains("k3y-s3cret"),
+            "the secret is redacted in the body")
         #expect(interaction.request.headers["X-Api-Key"] != "k3y-s3cret")
 
         // Replayed at once: the same events, the secret as redacted; chunk by chunk, as recorded.
@@ -52,7 +54,8 @@ struct StreamRecordReplayTests {
     }
 
     @Test func aCancelledStreamIsNotRecorded() async throws {
-        let stub = StubBackend().on(.any, answer: .streamed(Array(repeating: Data("data: x\n\n".utf8), count: 1000), every: 0.01))
+        let stub = StubBackend().on(
+            .any, answer: .streamed(Array(repeating: Data("data: x\n\n".utf8), count: 1000), every: 0.01))
         let file = cassette()
         let recorder = try RecordingBackend(recording: stub, to: file)
         let realm = uniqueRealm("record").setBaseURL(URL(string: "https://sse.test")!).use(recorder)
@@ -62,7 +65,8 @@ struct StreamRecordReplayTests {
 
     @Test func aPlainRecordingReplaysAsOneChunk() async throws {
         let file = cassette()
-        let recorder = try RecordingBackend(recording: StubBackend().on(.any, answer: .json("{\"n\":1}\n{\"n\":2}\n")), to: file)
+        let recorder = try RecordingBackend(
+            recording: StubBackend().on(.any, answer: .json("{\"n\":1}\n{\"n\":2}\n")), to: file)
         let realm = uniqueRealm("record").setBaseURL(URL(string: "https://sse.test")!).use(recorder)
         _ = try await TestEndpoint(realm, "lines").request()
         realm.use(try ReplayBackend(cassette: file))
@@ -80,7 +84,9 @@ struct StreamRecordReplayTests {
         let realm = uniqueRealm("record").setBaseURL(try StreamServer.url())
             .use(try RecordingBackend(recording: try CurlBackend(), to: file))
         var live: [ServerSentEvent] = []
-        for try await event in try await TestEndpoint(realm, "events").stream().serverSentEvents { live.append(event) }
+        for try await event in try await TestEndpoint(realm, "events").stream().serverSentEvents {
+            live.append(event)
+        }
         realm.use(try ReplayBackend(cassette: file, timeScale: 0.5))
         var replayed: [ServerSentEvent] = []
         for try await event in try await TestEndpoint(realm, "events").stream().serverSentEvents {

@@ -25,13 +25,18 @@ public final class CurlBackend: NetworkBackend {
 
     /// A backend with its own libcurl thread.
     /// - Throws: ``CurlUnavailable`` when libcurl (7.68 or later) cannot be loaded.
-    public convenience init(maxConnectionsPerHost: Int = 8, redirects policy: RedirectPolicy = .default) throws {
+    public convenience init(maxConnectionsPerHost: Int = 8, redirects policy: RedirectPolicy = .default)
+        throws
+    {
         try self.init(maxConnectionsPerHost: maxConnectionsPerHost, redirects: policy, tlsSupport: .shared)
     }
 
     /// A backend that carries out TLS policies as a libcurl with `tlsSupport` would (tests take the paths
     /// of older libcurls with it).
-    init(maxConnectionsPerHost: Int = 8, redirects policy: RedirectPolicy = .default, tlsSupport: CurlTLSSupport)
+    init(
+        maxConnectionsPerHost: Int = 8, redirects policy: RedirectPolicy = .default,
+        tlsSupport: CurlTLSSupport
+    )
         throws
     {
         let curl = try LibCurl.shared.get()

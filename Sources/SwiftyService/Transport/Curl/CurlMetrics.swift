@@ -5,7 +5,9 @@ extension LibCurl {
     /// The hop's metrics: timings count from the hop's start; `start` is when the attempt began.
     func metrics(of handle: Handle, start: Date) -> TransferMetrics {
         var metrics = TransferMetrics(start: start)
-        func seconds(_ info: Int32) -> TimeInterval? { offset(handle, info).map { TimeInterval($0) / 1_000_000 } }
+        func seconds(_ info: Int32) -> TimeInterval? {
+            offset(handle, info).map { TimeInterval($0) / 1_000_000 }
+        }
         let lookedUp = seconds(Info.nameLookupTime)
         let connected = seconds(Info.connectTime)
         let secured = seconds(Info.appConnectTime)

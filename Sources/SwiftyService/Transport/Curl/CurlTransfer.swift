@@ -225,13 +225,15 @@ final class CurlTransfer: @unchecked Sendable {
     private func handOverHead() {
         guard let sink, !headHandedOver, let statusLine else { return }
         let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, let status = Int(parts[1]), status >= 200, !(300..<400).contains(status) else {
+        guard parts.count >= 2, let status = Int(parts[1]), status >= 200, !(300..<400).contains(status)
+        else {
             return
         }
         headHandedOver = true
         sink.head(
             Response(
-                request: request.urlRequest, statusCode: status, fields: fields, data: Data(), url: current.url))
+                request: request.urlRequest, statusCode: status, fields: fields, data: Data(),
+                url: current.url))
     }
 
     /// A chunk of a streamed body: the bytes taken, or `CURL_WRITEFUNC_PAUSE` when the sink is full (libcurl
@@ -307,7 +309,8 @@ final class CurlTransfer: @unchecked Sendable {
     func nextHop(after head: HTTPURLResponse) -> RedirectPolicy.Step? {
         guard let proposed = RedirectPolicy.proposedRequest(after: head, sent: current) else { return nil }
         redirects += 1
-        let step = policy.step(after: head, sent: current, proposed: proposed, for: request, redirects: redirects)
+        let step = policy.step(
+            after: head, sent: current, proposed: proposed, for: request, redirects: redirects)
         if case let .follow(next) = step { current = next }
         return step
     }

@@ -66,7 +66,8 @@ extension StubBackend {
         public static func streamed(
             _ pieces: [Piece], statusCode: Int = 200, headers: HTTPHeaderDictionary = [:]
         ) -> Answer {
-            var answer = Answer(statusCode: statusCode, headers: headers, data: Data(pieces.map(\.data).joined()))
+            var answer = Answer(
+                statusCode: statusCode, headers: headers, data: Data(pieces.map(\.data).joined()))
             answer.pieces = pieces
             return answer
         }

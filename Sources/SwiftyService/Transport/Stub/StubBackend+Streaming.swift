@@ -52,10 +52,12 @@ private final class StubStream: Sendable {
 
     func start(after delay: TimeInterval) {
         sink.whenDrained { [self] in
-            guard let index = state.withLock({ state -> Int? in
-                defer { state.heldBack = nil }
-                return state.heldBack
-            }) else { return }
+            guard
+                let index = state.withLock({ state -> Int? in
+                    defer { state.heldBack = nil }
+                    return state.heldBack
+                })
+            else { return }
             queue.async { self.offer(index) }
         }
         schedule(after: delay) { [self] in
@@ -65,7 +67,8 @@ private final class StubStream: Sendable {
             case let .success(answer):
                 if let failure = answer.failure { return sink.fail(failure) }
                 sink.head(
-                    Response(request: request.urlRequest, statusCode: answer.statusCode, headers: answer.headers))
+                    Response(
+                        request: request.urlRequest, statusCode: answer.statusCode, headers: answer.headers))
                 send(0)
             }
         }

@@ -172,7 +172,8 @@ public final class StubBackend: NetworkBackend {
             guard let completion = once.take() else { return }
             completion(
                 delay > timeout
-                    ? .failure(URLError(.timedOut)) : Self.respond(request, with: answer, measuredFrom: start))
+                    ? .failure(URLError(.timedOut)) : Self.respond(request, with: answer, measuredFrom: start)
+            )
         }
         return BackendTask {
             guard let completion = once.take() else { return }

@@ -278,7 +278,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             return completionHandler(nil)
         }
         switch policy.step(
-            after: response, sent: entry.sent, proposed: request, for: entry.request, redirects: entry.redirects)
+            after: response, sent: entry.sent, proposed: request, for: entry.request,
+            redirects: entry.redirects)
         {
         case .stop:
             completionHandler(nil)

@@ -34,7 +34,10 @@ extension SessionDelegate {
         #if canImport(FoundationNetworking)
         if sink.bufferedBytes > URLSessionBackend.streamReadAheadLimit {
             // What is held goes with it: the reader hears of the failure now, not 16 MiB later.
-            sink.stop(with: .transport(sink.request, underlying: ResponseTooLarge(limit: URLSessionBackend.streamReadAheadLimit)))
+            sink.stop(
+                with: .transport(
+                    sink.request, underlying: ResponseTooLarge(limit: URLSessionBackend.streamReadAheadLimit))
+            )
             task.cancel()
         }
         #else

@@ -169,10 +169,12 @@ public final class URLSessionBackend: NetworkBackend {
             } else {
                 task = session.dataTask(with: sent)
             }
-            delegate.stream(task, for: request, activity: { transfer.heardFrom() }) { [self] task, error, body in
+            delegate.stream(task, for: request, activity: { transfer.heardFrom() }) {
+                [self] task, error, body in
                 let timing = delegate.timing(of: task)
                 conclude(
-                    transfer, delegate.finish(task), error: error, head: task.response, body: body, timing: timing)
+                    transfer, delegate.finish(task), error: error, head: task.response, body: body,
+                    timing: timing)
             }
         } else {
             task = session.dataTask(with: sent) { [self, delegate] data, response, error in
@@ -227,7 +229,8 @@ public final class URLSessionBackend: NetworkBackend {
             } else if let head = head as? HTTPURLResponse {
                 transfer.finish(
                     Result {
-                        var response = try body.response(for: request, head: head, into: transfer.request.downloadFile)
+                        var response = try body.response(
+                            for: request, head: head, into: transfer.request.downloadFile)
                         if let timing { response.metrics = [transfer.metrics(timing, received: response)] }
                         return response
                     })

@@ -7,8 +7,9 @@ import Foundation
 extension SessionDelegate {
     /// Keeps the last transaction's phases as the attempt's metrics (URLSession reports them before the
     /// task completes).
-    func urlSession(_ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics)
-    {
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didFinishCollecting metrics: URLSessionTaskMetrics
+    ) {
         guard let last = metrics.transactionMetrics.last, let start = last.fetchStartDate else { return }
         func span(_ from: Date?, _ to: Date?) -> TimeInterval? {
             guard let from, let to else { return nil }
@@ -22,7 +23,8 @@ extension SessionDelegate {
         measured.firstByte = span(start, last.responseStartDate)
         measured.total = span(start, last.responseEndDate)
         measured.redirects = metrics.redirectCount
-        if let first = metrics.transactionMetrics.first?.fetchStartDate, metrics.transactionMetrics.count > 1 {
+        if let first = metrics.transactionMetrics.first?.fetchStartDate, metrics.transactionMetrics.count > 1
+        {
             measured.redirectTime = start.timeIntervalSince(first)
         }
         measured.reusedConnection = last.isReusedConnection
@@ -36,7 +38,8 @@ extension SessionDelegate {
             }
         }
         measured.bytesSent = last.countOfRequestHeaderBytesSent + last.countOfRequestBodyBytesSent
-        measured.bytesReceived = last.countOfResponseHeaderBytesReceived + last.countOfResponseBodyBytesReceived
+        measured.bytesReceived =
+            last.countOfResponseHeaderBytesReceived + last.countOfResponseBodyBytesReceived
         keep(measured, for: task)
     }
 }

@@ -18,11 +18,13 @@ struct CurlHandleReuseTests {
         #expect(head.statusCode == 200 && head.data.isEmpty)
         #expect(try await TestEndpoint(realm, "anything/kept").request().echo().method == "GET")
         // Other header fields mean another header list, and back.
-        let traced = try await TestEndpoint(realm, "anything/kept", headers: ["X-Trace": "2"]).request().echo()
+        let traced = try await TestEndpoint(realm, "anything/kept", headers: ["X-Trace": "2"]).request()
+            .echo()
         #expect(traced.header("X-Trace") == "2")
         #expect(try await TestEndpoint(realm, "anything/kept").request().echo().header("X-Trace") == nil)
         // A body after the bodiless requests, then a bodiless one again on the handle the body used.
-        let post = try await TestEndpoint(realm, "anything/kept", method: .post, parameters: ["n": 1]).request()
+        let post = try await TestEndpoint(realm, "anything/kept", method: .post, parameters: ["n": 1])
+            .request()
             .echo()
         #expect(post.method == "POST" && post.json == .object(["n": .number(1)]))
         #expect(try await TestEndpoint(realm, "anything/kept").request().echo().method == "GET")

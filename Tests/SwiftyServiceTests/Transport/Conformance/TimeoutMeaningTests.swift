@@ -77,8 +77,10 @@ struct TimeoutMeaningTests {
 
     @Test func aStubThatAnswersAfterTheTimeoutTimesOutAtTheTimeout() async throws {
         try await measuringPromptness {
-            let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(.stub(.delayed(4)))
-                .setTimeout(1.5)
+            let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!).use(
+                .stub(.delayed(4))
+            )
+            .setTimeout(1.5)
             let (error, elapsed) = try await timeToAnswer(TestEndpoint(realm, "x"))
             #expect(error == .timedOut)
             #expect(elapsed >= 1.45 && elapsed < 2, "\(elapsed) s")
