@@ -110,9 +110,14 @@ struct MetricsRealServerTests {
         let realm = uniqueRealm().setBaseURL(try TLSServers.url("TLS_VALID_URL")).use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(trustedRoots: try TLSFixtures.caRoots())).collectMetrics()
         let first = try #require(try await TestEndpoint(realm, "").request().metrics.first)
-        let second = try #require(try await TestEndpoint(realm, "").request().metrics.first)
         #expect(try #require(first.tlsHandshake) > 0, "\(first)")
-        #expect(second.reusedConnection == true && second.tlsHandshake == nil, "\(second)")
+        // Up to five more: on a busy machine a connection can sit idle past the server's limit before the next.
+        var later: [TransferMetrics] = []
+        for _ in 0..<5 where !later.contains(where: { $0.reusedConnection == true }) {
+            later.append(try #require(try await TestEndpoint(realm, "").request().metrics.first))
+        }
+        let reused = try #require(later.first { $0.reusedConnection == true }, "no request reused: \(later)")
+        #expect(reused.tlsHandshake == nil, "\(reused)")
     }
 
     @Test func nothingIsMeasuredUnlessAskedFor() async throws {
