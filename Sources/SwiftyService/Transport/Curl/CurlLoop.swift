@@ -24,6 +24,8 @@ final class CurlLoop: @unchecked Sendable {
     private var wakeupSent = false
     /// Loop thread only: the transfers whose handles are in the multi handle, by handle address.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
+    /// `active.count` for other threads (under `lock`), written by the loop thread as it changes `active`.
+    private var activeTotal = 0
     /// What the loop's libcurl does with TLS policies.
     let tlsSupport: CurlTLSSupport
     /// Loop thread only: the libcurl options of the TLS policies seen so far.
@@ -84,7 +86,7 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// The number of transfers in flight (for tests and leak checks).
-    var activeCount: Int { lock.withLock { active.count + queuedStarts.count } }
+    var activeCount: Int { lock.withLock { activeTotal + queuedStarts.count } }
 
     /// The loop thread's name, unique to this loop, as the system shows it (Linux keeps 15 characters).
     let threadName: String
@@ -213,7 +215,7 @@ final class CurlLoop: @unchecked Sendable {
             pointCallbacks(of: handle, at: transfer)
             pooled.clearErrorBuffer()
             watchSilence(of: transfer)
-            active[handle] = transfer
+            setActive(transfer, for: handle)
             _ = curl.multiAddHandle(multi, handle)
             return
         }
@@ -228,7 +230,7 @@ final class CurlLoop: @unchecked Sendable {
         transfer.easy = pooled
         configure(pooled, for: transfer, url: url, fields: fields)
         pooled.setup = setup
-        active[handle] = transfer
+        setActive(transfer, for: handle)
         _ = curl.multiAddHandle(multi, handle)
     }
 
@@ -362,12 +364,19 @@ final class CurlLoop: @unchecked Sendable {
         transfer.finish(.failure(error))
     }
 
+    /// Puts a transfer in `active` or takes it out, and tells other threads how many there are.
+    private func setActive(_ transfer: CurlTransfer?, for handle: UnsafeMutableRawPointer) {
+        active[handle] = transfer
+        let count = active.count
+        lock.withLock { activeTotal = count }
+    }
+
     /// Takes the hop's handle out of the multi handle and back to the pool.
     private func release(_ transfer: CurlTransfer) {
         guard let pooled = transfer.easy else { return }
         _ = curl.multiRemoveHandle(multi, pooled.raw)
         transfer.easy = nil
-        active[pooled.raw] = nil
+        setActive(nil, for: pooled.raw)
         handles.giveBack(pooled)
     }
 }

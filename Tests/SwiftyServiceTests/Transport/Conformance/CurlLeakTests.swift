@@ -13,6 +13,37 @@ import FoundationNetworking
         try await underLoad { try await tenThousandRequests() }
     }
 
+    @Test func transfersInFlightCanBeReadFromAnyThreadWhileTransfersRun() async throws {
+        try await underLoad {
+            let backend = try CurlBackend(maxConnectionsPerHost: 8)
+            let realm = try HTTPBin.realm(backend: backend)
+            // A reader on a thread of its own, as a metrics exporter would be; it once read the loop thread's own
+            // table of transfers while that thread changed it (a crash, or a race under ThreadSanitizer).
+            let counts = CallbackRecorder<Int>()
+            let stop = CallbackRecorder<Bool>()
+            Thread.detachNewThread {
+                var highest = 0
+                while stop.calls.isEmpty {
+                    highest = max(highest, backend.transfersInFlight)
+                    usleep(50)
+                }
+                counts.record(highest)
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<8 {
+                    group.addTask {
+                        for _ in 0..<100 { _ = try await TestEndpoint(realm, "status/204").request() }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            stop.record(true)
+            let highest = try await counts.first()
+            #expect((1...8).contains(highest), "8 callers keep at most 8 transfers in flight; saw \(highest)")
+            #expect(backend.transfersInFlight == 0)
+        }
+    }
+
     private func tenThousandRequests() async throws {
         // An httpbin of the test's own, so that every socket to its port is this test's; /status/204 is
         // its cheapest answer.
