@@ -52,6 +52,14 @@ struct ParameterTreeEncoder {
 /// Where one encoder puts what it encodes: an object, an array or a single value.
 private final class Slot {
     var value: Any?
+
+    /// The box already here (a container asked for twice, as `super` encoding does), or a new one put here.
+    func box<Box>(_ make: () -> Box) -> Box {
+        if let existing = value as? Box { return existing }
+        let box = make()
+        value = box
+        return box
+    }
 }
 
 /// An object being filled; nested containers sit in it as boxes until ``resolved``.
@@ -96,26 +104,12 @@ private struct TreeEncoder: Encoder {
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
-        let object: ObjectBox
-        if let existing = slot.value as? ObjectBox {
-            object = existing
-        } else {
-            object = ObjectBox()
-            slot.value = object
-        }
-        return KeyedEncodingContainer(
-            KeyedContainer(options: options, object: object, codingPath: codingPath))
+        KeyedEncodingContainer(
+            KeyedContainer(options: options, object: slot.box { ObjectBox() }, codingPath: codingPath))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let array: ArrayBox
-        if let existing = slot.value as? ArrayBox {
-            array = existing
-        } else {
-            array = ArrayBox()
-            slot.value = array
-        }
-        return UnkeyedContainer(options: options, array: array, codingPath: codingPath)
+        UnkeyedContainer(options: options, array: slot.box { ArrayBox() }, codingPath: codingPath)
     }
 
     func singleValueContainer() -> any SingleValueEncodingContainer {

@@ -8,13 +8,7 @@ import FoundationNetworking
 
 /// Streams as the callback style, the CRUD resource, the log and the realm's observers see them.
 @Suite("Streams with callbacks, on a Service, in the log and in events", .timeLimit(.minutes(1)))
-struct StreamCallbacksTests {
-    func realm(_ stub: StubBackend) -> ServiceRealm {
-        uniqueRealm("stream").setBaseURL(URL(string: "https://stream.test")!).use(stub)
-    }
-
-    func chunks(_ texts: [String]) -> [Data] { texts.map { Data($0.utf8) } }
-
+struct StreamCallbacksTests: StubStreamSuite {
     @Test func theCallbackFormHandsOverChunksInOrderThenCompletesOnceOnTheRealmsQueue() async throws {
         let queue = DispatchQueue(label: "callbacks")
         let key = DispatchSpecificKey<Bool>()

@@ -9,13 +9,7 @@ import FoundationNetworking
 
 /// Streaming on the stub: the head before the body, chunks as scripted, the limits and the ways a stream ends.
 @Suite("Streaming on the stub", .timeLimit(.minutes(1)))
-struct StubStreamingTests {
-    func realm(_ stub: StubBackend) -> ServiceRealm {
-        uniqueRealm("stream").setBaseURL(URL(string: "https://stream.test")!).use(stub)
-    }
-
-    func chunks(_ texts: [String]) -> [Data] { texts.map { Data($0.utf8) } }
-
+struct StubStreamingTests: StubStreamSuite {
     @Test func theHeadComesFirstThenTheChunksInOrder() async throws {
         let stub = StubBackend().on(
             .path("/feed"),
