@@ -11,12 +11,7 @@ import FoundationNetworking
 @Suite struct SoakFindingsTests {
     /// Waits until `condition` holds, for at most `seconds`.
     private func eventually(within seconds: TimeInterval = 15, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            guard Date() < deadline else { return false }
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
-        return true
+        try await poll(every: 10_000_000, for: seconds) { condition() ? true : nil } ?? false
     }
 
     @Test("A delayed stub that is cancelled calls back once, with URLError(.cancelled)")

@@ -19,11 +19,11 @@ final class AnswerOnCancelBackend: NetworkBackend, @unchecked Sendable {
 
     /// Waits until the wrapped backend has answered (and, streaming, written its file).
     func waitForAnswer(within seconds: TimeInterval = 30) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while lock.withLock({ held.isEmpty }) {
-            guard Date() < deadline else { throw SetupError(description: "no answer within \(seconds) s") }
-            try await Task.sleep(nanoseconds: 5_000_000)
+        let answered = try await poll(every: 5_000_000, for: seconds) {
+            lock.withLock { held.isEmpty } ? nil : true
         }
+        guard answered == nil else { return }
+        throw SetupError(description: "no answer within \(seconds) s")
     }
 
     func send(

@@ -7,7 +7,7 @@ import FoundationNetworking
 #endif
 
 /// Streams as the callback style, the CRUD resource, the log and the realm's observers see them.
-@Suite("Streams with callbacks, on a Service, in the log and in events", .timeLimit(.minutes(1)))
+@Suite("Streams with callbacks, on a Service, in the log and in events", .timeLimit(.minutes(2)))
 struct StreamCallbacksTests: StubStreamSuite {
     @Test func theCallbackFormHandsOverChunksInOrderThenCompletesOnceOnTheRealmsQueue() async throws {
         let queue = DispatchQueue(label: "callbacks")
@@ -101,8 +101,7 @@ struct StreamCallbacksTests: StubStreamSuite {
             read += 1
             if read == 2 { break }
         }
-        let deadline = Date().addingTimeInterval(10)
-        while log.calls.count < 4, Date() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
+        _ = try await poll(every: 5_000_000, for: 10) { log.calls.count < 4 ? nil : true }
         let lines = log.calls
         #expect(lines.count == 4, "\(lines)")
         #expect(lines[0].hasPrefix("GET https://stream.test/feed → 200 ("))
@@ -120,16 +119,13 @@ struct StreamCallbacksTests: StubStreamSuite {
         let realm = realm(stub).addObserver(EventHandler { events.record($0) })
         for try await _ in try await TestEndpoint(realm, "feed").stream() {}
         await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "refused").stream() }
-        let deadline = Date().addingTimeInterval(10)
         func ended(_ event: RequestEvent) -> Bool {
             switch event.kind {
             case .completed, .failed: true
             default: false
             }
         }
-        while events.calls.filter(ended).count < 2, Date() < deadline {
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
+        _ = try await poll(every: 5_000_000, for: 10) { events.calls.filter(ended).count < 2 ? nil : true }
         let byCall = Dictionary(grouping: events.calls, by: \.requestID).values.sorted {
             $0[0].requestID.value < $1[0].requestID.value
         }

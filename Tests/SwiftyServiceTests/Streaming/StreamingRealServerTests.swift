@@ -184,10 +184,7 @@ struct StreamingRealServerTests {
     }
 
     func expectNoSockets(toPort port: Int) async throws {
-        let deadline = Date().addingTimeInterval(3)
-        while openSockets(toPort: port) > 0, Date() < deadline {
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
+        _ = try await poll(every: 10_000_000, for: 3) { openSockets(toPort: port) > 0 ? nil : true }
         #expect(openSockets(toPort: port) == 0, "the stopped transfer's connection is closed")
     }
 

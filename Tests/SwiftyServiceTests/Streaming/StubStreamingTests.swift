@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 
 /// Streaming on the stub: the head before the body, chunks as scripted, the limits and the ways a stream ends.
-@Suite("Streaming on the stub", .timeLimit(.minutes(1)))
+@Suite("Streaming on the stub", .timeLimit(.minutes(2)))
 struct StubStreamingTests: StubStreamSuite {
     @Test func theHeadComesFirstThenTheChunksInOrder() async throws {
         let stub = StubBackend().on(
@@ -225,8 +225,7 @@ struct StubStreamingTests: StubStreamSuite {
         let request = URLRequest(url: URL(string: "https://stream.test/whole")!)
         let sink = StreamSink(request: request) { _ in }
         let reader = Task { try await sink.collect(limit: 1 << 20) }
-        let deadline = Date().addingTimeInterval(15)
-        while !sink.hasWaitingReader, Date() < deadline { try await Task.sleep(nanoseconds: 1_000_000) }
+        _ = try await poll(every: 1_000_000, for: 15) { sink.hasWaitingReader ? true : nil }
         try #require(sink.hasWaitingReader)
         let body = Data("the whole body".utf8)
         sink.deliver(.success(Response(request: request, statusCode: 200, data: body)))
@@ -243,8 +242,7 @@ struct StubStreamingTests: StubStreamSuite {
             for try await chunk in stream { body += String(decoding: chunk, as: UTF8.self) }
             return body
         }
-        let deadline = Date().addingTimeInterval(15)
-        while !stream.hasWaitingReader, Date() < deadline { try await Task.sleep(nanoseconds: 5_000_000) }
+        _ = try await poll(every: 5_000_000, for: 15) { stream.hasWaitingReader ? true : nil }
         try #require(stream.hasWaitingReader)
         do {
             var second = stream.makeAsyncIterator()

@@ -93,14 +93,9 @@ final class CallbackRecorder<Value: Sendable>: @unchecked Sendable {
     }
 
     /// The first call's value; fails the test instead of hanging when there is none within `timeout`.
+    /// `timeout` is counted as ``poll(every:for:_:)`` counts it: a backlog of other tests' work does not use it up.
     func first(within timeout: TimeInterval = 15) async throws -> Value {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let value = calls.first { return value }
-            try await Task.sleep(nanoseconds: 2_000_000)
-        }
-        // A last look: a task the pool started late may wake past the deadline with the value there.
-        if let value = calls.first { return value }
+        if let value = try await poll(for: timeout, { calls.first }) { return value }
         throw SetupError(description: "the callback was not called within \(timeout) s")
     }
 
@@ -127,14 +122,10 @@ final class SpyBackend: NetworkBackend, @unchecked Sendable {
 
     /// Waits until the backend has been asked to send `count` requests, failing after `seconds`.
     func waitForRequests(_ count: Int, within seconds: TimeInterval = 15) async throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while requests.count < count {
-            guard Date() < deadline else {
-                throw SetupError(
-                    description: "the backend got \(requests.count) of \(count) requests within \(seconds) s")
-            }
-            try await Task.sleep(nanoseconds: 5_000_000)
-        }
+        let reached = try await poll(every: 5_000_000, for: seconds) { requests.count >= count ? true : nil }
+        guard reached == nil else { return }
+        throw SetupError(
+            description: "the backend got \(requests.count) of \(count) requests within \(seconds) s")
     }
 
     func send(
@@ -244,4 +235,26 @@ extension Tag {
     /// Tests against a server that `scripts/test` starts (httpbin, the misbehaving server, the TLS servers),
     /// so that a run can tell them from the rest; every run of `scripts/test` has them all.
     @Tag static var realServer: Self
+}
+
+/// Looks at `ready` every `interval` nanoseconds until it gives a value, for at most `timeout` seconds of the
+/// test's own time; `nil` when it never did.
+///
+/// A wake-up later than a tenth of a second counts as a tenth of a second: it came late because the cooperative
+/// pool or the machine was busy with other tests (at the start of a parallel run on 2 cores, every task waits
+/// 10 to 30 s in that backlog), and the callback being waited for waits in the same backlog. A wall-clock
+/// deadline failed tests whose callback was simply behind the backlog.
+func poll<T>(
+    every interval: UInt64 = 2_000_000, for timeout: TimeInterval, _ ready: () -> T?
+) async throws -> T? {
+    var left = timeout
+    var last = Date()
+    while left > 0 {
+        if let value = ready() { return value }
+        try await Task.sleep(nanoseconds: interval)
+        let now = Date()
+        left -= min(now.timeIntervalSince(last), 0.1)
+        last = now
+    }
+    return ready()
 }
