@@ -11,7 +11,7 @@ import FoundationNetworking
 @Suite struct SoakFindingsTests {
     /// Waits until `condition` holds, for at most `seconds`.
     private func eventually(within seconds: TimeInterval = 15, _ condition: () -> Bool) async throws -> Bool {
-        try await poll(every: 10_000_000, for: seconds) { condition() ? true : nil } ?? false
+        try await waitUntil(every: 10_000_000, for: seconds, condition)
     }
 
     @Test("A delayed stub that is cancelled calls back once, with URLError(.cancelled)")

@@ -19,10 +19,7 @@ final class AnswerOnCancelBackend: NetworkBackend, @unchecked Sendable {
 
     /// Waits until the wrapped backend has answered (and, streaming, written its file).
     func waitForAnswer(within seconds: TimeInterval = 30) async throws {
-        let answered = try await poll(every: 5_000_000, for: seconds) {
-            lock.withLock { held.isEmpty } ? nil : true
-        }
-        guard answered == nil else { return }
+        if try await waitUntil(every: 5_000_000, for: seconds, { !lock.withLock { held.isEmpty } }) { return }
         throw SetupError(description: "no answer within \(seconds) s")
     }
 

@@ -101,7 +101,7 @@ struct StreamCallbacksTests: StubStreamSuite {
             read += 1
             if read == 2 { break }
         }
-        _ = try await poll(every: 5_000_000, for: 10) { log.calls.count < 4 ? nil : true }
+        try await waitUntil(every: 5_000_000, for: 10) { log.calls.count >= 4 }
         let lines = log.calls
         #expect(lines.count == 4, "\(lines)")
         #expect(lines[0].hasPrefix("GET https://stream.test/feed → 200 ("))
@@ -125,7 +125,7 @@ struct StreamCallbacksTests: StubStreamSuite {
             default: false
             }
         }
-        _ = try await poll(every: 5_000_000, for: 10) { events.calls.filter(ended).count < 2 ? nil : true }
+        try await waitUntil(every: 5_000_000, for: 10) { events.calls.filter(ended).count >= 2 }
         let byCall = Dictionary(grouping: events.calls, by: \.requestID).values.sorted {
             $0[0].requestID.value < $1[0].requestID.value
         }

@@ -184,7 +184,7 @@ struct StreamingRealServerTests {
     }
 
     func expectNoSockets(toPort port: Int) async throws {
-        _ = try await poll(every: 10_000_000, for: 3) { openSockets(toPort: port) > 0 ? nil : true }
+        try await waitUntil(every: 10_000_000, for: 3) { openSockets(toPort: port) == 0 }
         #expect(openSockets(toPort: port) == 0, "the stopped transfer's connection is closed")
     }
 

@@ -225,7 +225,7 @@ struct StubStreamingTests: StubStreamSuite {
         let request = URLRequest(url: URL(string: "https://stream.test/whole")!)
         let sink = StreamSink(request: request) { _ in }
         let reader = Task { try await sink.collect(limit: 1 << 20) }
-        _ = try await poll(every: 1_000_000, for: 15) { sink.hasWaitingReader ? true : nil }
+        try await waitUntil(every: 1_000_000, for: 15) { sink.hasWaitingReader }
         try #require(sink.hasWaitingReader)
         let body = Data("the whole body".utf8)
         sink.deliver(.success(Response(request: request, statusCode: 200, data: body)))
@@ -242,7 +242,7 @@ struct StubStreamingTests: StubStreamSuite {
             for try await chunk in stream { body += String(decoding: chunk, as: UTF8.self) }
             return body
         }
-        _ = try await poll(every: 5_000_000, for: 15) { stream.hasWaitingReader ? true : nil }
+        try await waitUntil(every: 5_000_000, for: 15) { stream.hasWaitingReader }
         try #require(stream.hasWaitingReader)
         do {
             var second = stream.makeAsyncIterator()

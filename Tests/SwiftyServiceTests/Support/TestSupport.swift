@@ -122,8 +122,7 @@ final class SpyBackend: NetworkBackend, @unchecked Sendable {
 
     /// Waits until the backend has been asked to send `count` requests, failing after `seconds`.
     func waitForRequests(_ count: Int, within seconds: TimeInterval = 15) async throws {
-        let reached = try await poll(every: 5_000_000, for: seconds) { requests.count >= count ? true : nil }
-        guard reached == nil else { return }
+        if try await waitUntil(every: 5_000_000, for: seconds, { requests.count >= count }) { return }
         throw SetupError(
             description: "the backend got \(requests.count) of \(count) requests within \(seconds) s")
     }
@@ -257,4 +256,12 @@ func poll<T>(
         last = now
     }
     return ready()
+}
+
+/// Waits until `condition` holds, counting time as ``poll(every:for:_:)`` does; whether it held.
+@discardableResult
+func waitUntil(
+    every interval: UInt64 = 2_000_000, for timeout: TimeInterval, _ condition: () -> Bool
+) async throws -> Bool {
+    try await poll(every: interval, for: timeout) { condition() ? true : nil } ?? false
 }

@@ -79,15 +79,15 @@ import FoundationNetworking
         #expect(outcomes.0 + outcomes.1 == 10_000)
         #expect(outcomes.1 > 0, "some requests were cancelled in flight")
         // A cancelled caller has its answer at once; the loop drops the transfer a moment later.
-        _ = try await poll(every: 10_000_000, for: 5) { backend?.transfersInFlight == 0 ? true : nil }
+        try await waitUntil(every: 10_000_000, for: 5) { backend?.transfersInFlight == 0 }
         #expect(backend?.transfersInFlight == 0)
         #expect(openSockets(toPort: port) <= 8, "connections are reused, at most 8 per host")
         #expect(threads(named: threadName) == 1)
 
         realm.use(.stub)
         backend = nil
-        _ = try await poll(every: 50_000_000, for: 5) {
-            openSockets(toPort: port) > 0 || threads(named: threadName) > 0 ? nil : true
+        try await waitUntil(every: 50_000_000, for: 5) {
+            openSockets(toPort: port) == 0 && threads(named: threadName) == 0
         }
         #expect(openSockets(toPort: port) == 0, "the backend's connections closed with it")
         #expect(threads(named: threadName) == 0, "its thread ended")
