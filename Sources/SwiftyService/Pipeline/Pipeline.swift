@@ -14,8 +14,9 @@ extension PreparedRequest {
 
     /// Starts the request in `exchange`: straight to the backend when there is no middleware (no task, no
     /// hop), through the chain in a task otherwise. `askingCache: false` when the leading cache has just
-    /// said it has no immediate answer.
-    func start(_ exchange: Exchange, askingCache: Bool = true) {
+    /// said it has no immediate answer; `awaited` when the sender does nothing but await the exchange, so
+    /// that a backend may carry the request out on its thread.
+    func start(_ exchange: Exchange, askingCache: Bool = true, awaited: Bool = false) {
         backendRequest.events?.emit(.built(urlRequest))
         if let resourceTimeout { exchange.expire(after: resourceTimeout) }
         guard middleware.isEmpty else {
@@ -35,6 +36,13 @@ extension PreparedRequest {
             return
         }
         let request = urlRequest
+        let backend = backend
+        let send: (BackendRequest, @escaping @Sendable (Result<Response, any Error>) -> Void) -> BackendTask =
+            if awaited, let driven = backend as? any CallerDrivenBackend {
+                driven.sendDriving
+            } else {
+                backend.send
+            }
         exchange.start { answer in
             let jar = backendRequest.cookieJar
             let completion: @Sendable (Result<Response, any Error>) -> Void = { result in
@@ -44,7 +52,7 @@ extension PreparedRequest {
             backendRequest.events?.emit(.attemptStarted(attempt: 1, request))
             // Most requests go as built: no copy to change, no policy to check.
             if jar == nil, backendRequest.tlsPolicy == nil, !backendRequest.needsAdapting(for: backend) {
-                return backend.send(backendRequest, completion: completion)
+                return send(backendRequest, completion)
             }
             var sent = backendRequest
             do {
@@ -54,7 +62,7 @@ extension PreparedRequest {
                 return .uncancellable
             }
             sent.addCookies()
-            return backend.send(sent, completion: completion)
+            return send(sent, completion)
         }
     }
 
@@ -73,7 +81,7 @@ extension PreparedRequest {
         let exchange = makeExchange()
         // Cancelled before it starts, the request is never sent.
         return try await withTaskCancellationHandler {
-            start(exchange, askingCache: !askingCache)
+            start(exchange, askingCache: !askingCache, awaited: true)
             return try await exchange.untilFinished().get()
         } onCancel: {
             exchange.cancel()

@@ -180,3 +180,14 @@ public struct BackendTask: Sendable {
     /// Stops the transfer.
     public func cancel() { cancellation?() }
 }
+
+/// A backend that can carry out a request on the sending thread instead of handing it to a thread of its
+/// own, for senders that only wait for the answer.
+package protocol CallerDrivenBackend: NetworkBackend {
+    /// Sends `request` as ``NetworkBackend/send(_:completion:)`` does, except that `completion` may be
+    /// called on this thread before this returns: only for a sender that does nothing but wait for it (an
+    /// awaiting task, which the completion resumes).
+    func sendDriving(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask
+}

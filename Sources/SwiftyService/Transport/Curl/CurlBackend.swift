@@ -71,3 +71,14 @@ public final class CurlBackend: NetworkBackend {
         return BackendTask { [loop] in loop.cancel(transfer) }
     }
 }
+
+extension CurlBackend: CallerDrivenBackend {
+    /// Carries the request out on this thread when the libcurl thread is idle, for up to a millisecond.
+    package func sendDriving(
+        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        let transfer = CurlTransfer(request: request, policy: policy, completion: completion)
+        loop.startDriving(transfer)
+        return BackendTask { [loop] in loop.cancel(transfer) }
+    }
+}

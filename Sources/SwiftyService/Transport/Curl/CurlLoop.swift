@@ -5,14 +5,31 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// libcurl's multi interface, driven by one dedicated thread.
+/// libcurl's multi interface, driven by one dedicated thread, or by a caller while that thread is idle.
 ///
-/// Other threads only queue work (a transfer to start, one to cancel) and wake the loop with
-/// `curl_multi_wakeup`; every libcurl call and every transfer's state change happens on the loop thread.
+/// Other threads queue work (a transfer to start, one to cancel) and wake the loop with `curl_multi_wakeup`.
+/// One thread at a time drives the multi handle: every libcurl call and every transfer's state change
+/// happens on it. That is the loop thread, except while the loop has nothing in flight: then an awaiting
+/// caller may take the multi handle, carry out its own transfer on its own thread for up to
+/// ``inlineBudget``, and hand it back (see ``startDriving(_:)``). The hand-over goes through `lock`.
 final class CurlLoop: @unchecked Sendable {
     let curl: LibCurl
     private let multi: LibCurl.Handle
-    private let lock = NSLock()
+    /// Guards the queues and the hand-over of the multi handle; the parked loop thread waits on it.
+    private let lock = NSCondition()
+    /// Who drives the multi handle.
+    private enum Driver {
+        /// The loop thread: it runs its turns, or waits in `curl_multi_poll`.
+        case loop
+        /// Nobody: nothing is in flight and the loop thread waits on `lock` until work is queued.
+        case parked
+        /// A caller, on its own thread, for its own transfer alone.
+        case caller
+    }
+    private var driver = Driver.loop
+    /// Starts that go to the loop even when it is parked, after a transfer outlasted its caller's budget: a
+    /// server that slow gains nothing from a caller's wait.
+    private var inlineSkips = 0
     private var queuedStarts: [CurlTransfer] = []
     private var queuedCancels: [CurlTransfer] = []
     private var queuedResumes: [CurlTransfer] = []
@@ -22,15 +39,15 @@ final class CurlLoop: @unchecked Sendable {
     /// waits again, so work queued meanwhile costs no system call.
     private var polling = false
     private var wakeupSent = false
-    /// Loop thread only: the transfers whose handles are in the multi handle, by handle address.
+    /// Driver only: the transfers whose handles are in the multi handle, by handle address.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
     /// `active.count` for other threads (under `lock`), written by the loop thread as it changes `active`.
     private var activeTotal = 0
     /// What the loop's libcurl does with TLS policies.
     let tlsSupport: CurlTLSSupport
-    /// Loop thread only: the libcurl options of the TLS policies seen so far.
+    /// Driver only: the libcurl options of the TLS policies seen so far.
     private var tls: CurlTLSCache
-    /// Loop thread only: easy handles between transfers.
+    /// Driver only: easy handles between transfers.
     private let handles: CurlHandlePool
 
     init(curl: LibCurl, maxConnectionsPerHost: Int, tlsSupport: CurlTLSSupport = .shared) throws {
@@ -68,21 +85,86 @@ final class CurlLoop: @unchecked Sendable {
         queue { $0.queuedResumes.append(transfer) }
     }
 
-    /// Queues work for the loop and wakes it if it waits and no wake-up is on its way.
+    /// Carries out `transfer` on the calling thread when the loop is idle, and hands it to the loop thread
+    /// if it has not ended within ``inlineBudget``; queues it for the loop when the loop is busy.
+    ///
+    /// For callers that only wait for the answer (an awaiting task, whose continuation the completion then
+    /// resumes before it has suspended): the completion may run before this returns. A request that
+    /// completes this way costs no thread hop at all, where the loop thread costs two (a wake-up each way).
+    func startDriving(_ transfer: CurlTransfer) {
+        let driving = lock.withLock { () -> Bool in
+            guard driver == .parked, !stopping else { return false }
+            guard inlineSkips == 0 else {
+                inlineSkips -= 1
+                return false
+            }
+            driver = .caller
+            return true
+        }
+        guard driving else { return start(transfer) }
+        begin(transfer)
+        // The precise clock: the coarse one of silences ticks in milliseconds.
+        let deadline = DispatchTime.now().uptimeNanoseconds + Self.inlineBudget
+        var running: Int32 = 0
+        var outlasted = false
+        while !transfer.isFinished {
+            _ = curl.multiPerform(multi, &running)
+            // Redirects included: complete(_:code:) begins the next hop of a transfer that follows one.
+            completeFinishedTransfers()
+            let now = DispatchTime.now().uptimeNanoseconds
+            outlasted = now >= deadline
+            if transfer.isFinished || outlasted || lock.withLock({ hasQueuedWork }) { break }
+            let milliseconds = (deadline - now + 999_999) / 1_000_000
+            _ = curl.multiPoll(multi, nil, 0, Int32(milliseconds), nil)
+        }
+        outlasted = outlasted && !transfer.isFinished
+        lock.withLock {
+            if outlasted { inlineSkips = Self.startsQueuedAfterSlowInline }
+            if active.isEmpty, !hasQueuedWork {
+                driver = .parked
+            } else {
+                driver = .loop
+                lock.signal()
+            }
+        }
+    }
+
+    /// How long (in nanoseconds) a caller drives its own transfer before the loop thread takes it over. A
+    /// server on the same machine or network answers well within it; one that does not is waited for by
+    /// the loop thread as before, the caller's thread having been held this long (and the next
+    /// ``startsQueuedAfterSlowInline`` starts go straight to the loop).
+    static let inlineBudget: UInt64 = 1_000_000
+    static let startsQueuedAfterSlowInline = 32
+
+    /// Work other threads queued for the driver (under `lock`).
+    private var hasQueuedWork: Bool {
+        !queuedStarts.isEmpty || !queuedCancels.isEmpty || !queuedResumes.isEmpty || stopping
+    }
+
+    /// Queues work for the loop and wakes whoever drives the multi handle: the loop thread if it is parked,
+    /// or waits in `curl_multi_poll` with no wake-up on its way; a caller, which then hands over.
     private func queue(_ work: (CurlLoop) -> Void) {
         let wake = lock.withLock {
             work(self)
-            guard polling, !wakeupSent else { return false }
-            wakeupSent = true
-            return true
+            switch driver {
+            case .parked:
+                driver = .loop
+                lock.signal()
+                return false
+            case .caller:
+                return true
+            case .loop:
+                guard polling, !wakeupSent else { return false }
+                wakeupSent = true
+                return true
+            }
         }
         if wake { _ = curl.multiWakeup(multi) }
     }
 
     /// Ends the loop: unfinished transfers end as cancelled, then the multi handle goes.
     func shutdown() {
-        lock.withLock { stopping = true }
-        _ = curl.multiWakeup(multi)
+        queue { $0.stopping = true }
     }
 
     /// The number of transfers in flight (for tests and leak checks).
@@ -127,21 +209,16 @@ final class CurlLoop: @unchecked Sendable {
                 break
             }
             _ = curl.multiPerform(multi, &running)
-            var queued: Int32 = 0
-            var completed = false
-            while let message = curl.multiInfoRead(multi, &queued) {
-                guard message.pointee.msg == LibCurl.messageDone, let handle = message.pointee.easy_handle,
-                    let transfer = active[handle]
-                else { continue }
-                complete(transfer, code: message.pointee.data.result)
-                completed = true
+            let completed = completeFinishedTransfers()
+            if active.isEmpty {
+                park(lookingForWork: completed)
+                continue
             }
-            if completed, active.isEmpty, Self.lookForNextStart > 0 { awaitNextStart() }
             let wait = timeOutSilences()
             // Waits only when nothing was queued since the queues were taken; the queues are looked at again
             // after the wait either way.
             let idle = lock.withLock {
-                polling = queuedStarts.isEmpty && queuedCancels.isEmpty && queuedResumes.isEmpty && !stopping
+                polling = !hasQueuedWork
                 return polling
             }
             guard idle else { continue }
@@ -164,12 +241,37 @@ final class CurlLoop: @unchecked Sendable {
     /// caller it waits for.
     static let lookForNextStart: UInt64 = ProcessInfo.processInfo.activeProcessorCount > 1 ? 50_000 : 0
 
-    /// Spins until work is queued or ``lookForNextStart`` has passed.
-    private func awaitNextStart() {
-        let deadline = DispatchTime.now().uptimeNanoseconds + Self.lookForNextStart
-        repeat {
-            if lock.withLock({ !queuedStarts.isEmpty || !queuedCancels.isEmpty || stopping }) { return }
-        } while DispatchTime.now().uptimeNanoseconds < deadline
+    /// Completes the transfers libcurl reports done; whether there were any.
+    @discardableResult
+    private func completeFinishedTransfers() -> Bool {
+        var queued: Int32 = 0
+        var completed = false
+        while let message = curl.multiInfoRead(multi, &queued) {
+            guard message.pointee.msg == LibCurl.messageDone, let handle = message.pointee.easy_handle,
+                let transfer = active[handle]
+            else { continue }
+            complete(transfer, code: message.pointee.data.result)
+            completed = true
+        }
+        return completed
+    }
+
+    /// With nothing in flight, gives up the multi handle until work is queued: a caller may drive it
+    /// meanwhile. Right after a transfer ended, looks for work for ``lookForNextStart`` first.
+    private func park(lookingForWork: Bool) {
+        lock.withLock {
+            guard !hasQueuedWork else { return }
+            driver = .parked
+        }
+        if lookingForWork, Self.lookForNextStart > 0 {
+            let deadline = DispatchTime.now().uptimeNanoseconds + Self.lookForNextStart
+            repeat {
+                if lock.withLock({ driver != .parked }) { break }
+            } while DispatchTime.now().uptimeNanoseconds < deadline
+        }
+        lock.withLock {
+            while driver != .loop { lock.wait() }
+        }
     }
 
     /// Ends the transfers that have heard nothing for their timeout, and says how long the loop may wait

@@ -48,7 +48,7 @@ struct CurlTLSSupport: Sendable {
     }
 }
 
-/// One ``TLSPolicy`` as libcurl options: made once per policy (on the loop thread) and set on every handle
+/// One ``TLSPolicy`` as libcurl options: made once per policy (by the loop's driver) and set on every handle
 /// of every transfer under it. libcurl reuses a connection only for a handle whose TLS options match the
 /// connection's (roots, client certificate, pins, version), so requests under different policies never
 /// share one; TLSPolicyRealServerTests checks that on the server's side.
@@ -154,7 +154,7 @@ final class CurlTLSOptions {
     }
 }
 
-/// The options of the policies the loop has seen, so that each is made once (loop thread only).
+/// The options of the policies the loop has seen, so that each is made once (the loop's driver only).
 struct CurlTLSCache {
     let support: CurlTLSSupport
     private var options: [TLSPolicy: CurlTLSOptions] = [:]
