@@ -77,7 +77,15 @@ enum PathEncoding {
     }
 
     private static func hasDotSegment(_ encodedPath: Substring) -> Bool {
-        encodedPath.split(separator: "/", omittingEmptySubsequences: false).contains(where: isDotSegment)
+        // Segment by segment in place: splitting made an array per request.
+        let bytes = encodedPath.utf8
+        var start = bytes.startIndex
+        while true {
+            let end = bytes[start...].firstIndex(of: UInt8(ascii: "/")) ?? bytes.endIndex
+            if isDotSegment(encodedPath[start..<end]) { return true }
+            guard end < bytes.endIndex else { return false }
+            start = bytes.index(after: end)
+        }
     }
 
     /// `.` or `..`, also written `%2E` (RFC 3986 §2.3: the same character, and servers decode it first).

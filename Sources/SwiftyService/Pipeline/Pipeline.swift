@@ -36,13 +36,7 @@ extension PreparedRequest {
             return
         }
         let request = urlRequest
-        let backend = backend
-        let send: (BackendRequest, @escaping @Sendable (Result<Response, any Error>) -> Void) -> BackendTask =
-            if awaited, let driven = backend as? any CallerDrivenBackend {
-                driven.sendDriving
-            } else {
-                backend.send
-            }
+        let send = sender(awaited: awaited)
         exchange.start { answer in
             let jar = backendRequest.cookieJar
             let completion: @Sendable (Result<Response, any Error>) -> Void = { result in
@@ -65,6 +59,16 @@ extension PreparedRequest {
             return send(sent, completion)
         }
     }
+
+    /// How to hand a request to the backend: on the sender's thread where the backend can and the sender
+    /// only awaits the answer (see ``CallerDrivenBackend``).
+    private func sender(awaited: Bool) -> Sender {
+        if awaited, let driven = backend as? any CallerDrivenBackend { return driven.sendDriving }
+        return backend.send
+    }
+
+    private typealias Sender = (BackendRequest, @escaping @Sendable (Result<Response, any Error>) -> Void)
+        -> BackendTask
 
     /// Sends the request and waits for the answer; cancelling the task cancels the request. The realm's
     /// callback queue plays no part: the caller's task resumes on its own executor.
@@ -122,10 +126,10 @@ extension PreparedRequest {
         sent.addCookies()
         context.events?.emit(.attemptStarted(attempt: number, sent.urlRequest))
         let attempt = Exchange(request: request)
-        let backend = backend
+        let send = sender(awaited: true)
         let outcome = await withTaskCancellationHandler {
             attempt.start { [sent] answer in
-                backend.send(sent) { result in
+                send(sent) { result in
                     if let jar = sent.cookieJar, case let .success(response) = result {
                         response.keepCookies(in: jar)
                     }

@@ -16,8 +16,8 @@ final class CurlTransfer: @unchecked Sendable {
     var silenceLimit: TimeInterval = 60
     private(set) var heardAt: TimeInterval = 0
 
-    /// When the attempt began, for its metrics.
-    let startedAt = Date()
+    /// When the attempt began, for its metrics (read from the clock only when the realm collects them).
+    let startedAt: Date?
     /// The last hop's metrics, with the time the hops before it took (when the realm collects metrics).
     private var metrics: TransferMetrics?
     private var redirectTime: TimeInterval = 0
@@ -62,6 +62,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.request = request
         self.policy = policy
         self.completion = OnceCompletion(completion)
+        startedAt = request.collectsMetrics ? Date() : nil
         current = request.urlRequest
         fields.reserveCapacity(16)
     }
