@@ -10,7 +10,7 @@ import FoundationNetworking
 /// import SwiftyService
 /// ServiceRealm.get("inventory").use(try CurlBackend())
 /// ```
-/// One dedicated thread drives every transfer of the backend: connections are reused (at most
+/// One dedicated thread drives the backend's transfers: connections are reused (at most
 /// `maxConnectionsPerHost` per host), HTTP/2 is used where the server offers it over TLS, proxies come
 /// from the environment (`http_proxy`, `https_proxy`, `no_proxy`), and compressed bodies are decoded.
 /// Redirects follow a ``RedirectPolicy`` exactly as ``URLSessionBackend`` does (secrets dropped across
@@ -19,6 +19,9 @@ import FoundationNetworking
 /// disk. libcurl is loaded at run time, so building needs nothing beyond the toolchain.
 ///
 /// Completions run on the backend's thread: keep them short, or give the realm a callback queue.
+/// An awaited request (`try await endpoint.request()`) skips that thread while it has nothing in flight:
+/// the awaiting thread sends it and waits up to a millisecond for the answer, then hands it over. A
+/// server that answers that fast costs no thread hop at all.
 public final class CurlBackend: NetworkBackend {
     let loop: CurlLoop
     let policy: RedirectPolicy
