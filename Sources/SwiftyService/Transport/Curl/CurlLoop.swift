@@ -28,8 +28,11 @@ final class CurlLoop: @unchecked Sendable {
     }
     private var driver = Driver.loop
     /// Starts that go to the loop even when it is parked, after a transfer outlasted its caller's budget: a
-    /// server that slow gains nothing from a caller's wait.
+    /// server that slow gains nothing from a caller's wait. Each miss in a row doubles them (4 to 256); a
+    /// transfer that ends within the budget clears them, so that one late answer from a near server costs
+    /// little and a far server holds a caller's thread for one budget per 256 requests at most.
     private var inlineSkips = 0
+    private var inlineSkipsAfterMiss = 0
     private var queuedStarts: [CurlTransfer] = []
     private var queuedCancels: [CurlTransfer] = []
     private var queuedResumes: [CurlTransfer] = []
@@ -41,8 +44,13 @@ final class CurlLoop: @unchecked Sendable {
     private var wakeupSent = false
     /// Driver only: the transfers whose handles are in the multi handle, by handle address.
     private var active: [UnsafeMutableRawPointer: CurlTransfer] = [:]
-    /// `active.count` for other threads (under `lock`), written by the loop thread as it changes `active`.
+    /// `active.count` for other threads (under `lock`), written by the driver as it changes `active`.
     private var activeTotal = 0
+    /// The most transfers in flight at once since the multi handle was last idle, and over the time before
+    /// (under `lock`). Callers drive only after a time of one transfer at a time: with more in flight, a
+    /// driving caller would hand over at the next one's start anyway, having held its thread for nothing.
+    private var mostActive = 0
+    private var mostActiveLastTime = 0
     /// What the loop's libcurl does with TLS policies.
     let tlsSupport: CurlTLSSupport
     /// Driver only: the libcurl options of the TLS policies seen so far.
@@ -93,7 +101,7 @@ final class CurlLoop: @unchecked Sendable {
     /// completes this way costs no thread hop at all, where the loop thread costs two (a wake-up each way).
     func startDriving(_ transfer: CurlTransfer) {
         let driving = lock.withLock { () -> Bool in
-            guard driver == .parked, !stopping else { return false }
+            guard driver == .parked, mostActiveLastTime <= 1, !stopping else { return false }
             guard inlineSkips == 0 else {
                 inlineSkips -= 1
                 return false
@@ -119,7 +127,12 @@ final class CurlLoop: @unchecked Sendable {
         }
         outlasted = outlasted && !transfer.isFinished
         lock.withLock {
-            if outlasted { inlineSkips = Self.startsQueuedAfterSlowInline }
+            if outlasted {
+                inlineSkipsAfterMiss = min(max(inlineSkipsAfterMiss * 2, 4), 256)
+                inlineSkips = inlineSkipsAfterMiss
+            } else if transfer.isFinished {
+                inlineSkipsAfterMiss = 0
+            }
             if active.isEmpty, !hasQueuedWork {
                 driver = .parked
             } else {
@@ -131,10 +144,9 @@ final class CurlLoop: @unchecked Sendable {
 
     /// How long (in nanoseconds) a caller drives its own transfer before the loop thread takes it over. A
     /// server on the same machine or network answers well within it; one that does not is waited for by
-    /// the loop thread as before, the caller's thread having been held this long (and the next
-    /// ``startsQueuedAfterSlowInline`` starts go straight to the loop).
+    /// the loop thread as before, the caller's thread having been held this long (and the next starts go
+    /// straight to the loop for a while: `inlineSkips`).
     static let inlineBudget: UInt64 = 1_000_000
-    static let startsQueuedAfterSlowInline = 32
 
     /// Work other threads queued for the driver (under `lock`).
     private var hasQueuedWork: Bool {
@@ -470,7 +482,14 @@ final class CurlLoop: @unchecked Sendable {
     private func setActive(_ transfer: CurlTransfer?, for handle: UnsafeMutableRawPointer) {
         active[handle] = transfer
         let count = active.count
-        lock.withLock { activeTotal = count }
+        lock.withLock {
+            activeTotal = count
+            mostActive = max(mostActive, count)
+            if count == 0 {
+                mostActiveLastTime = mostActive
+                mostActive = 0
+            }
+        }
     }
 
     /// Takes the hop's handle out of the multi handle and back to the pool.
