@@ -69,8 +69,15 @@ public final class CurlBackend: NetworkBackend {
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
+        send(request, driving: false, completion: completion)
+    }
+
+    private func send(
+        _ request: BackendRequest, driving: Bool,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
         let transfer = CurlTransfer(request: request, policy: policy, completion: completion)
-        loop.start(transfer)
+        if driving { loop.startDriving(transfer) } else { loop.start(transfer) }
         return BackendTask { [loop] in loop.cancel(transfer) }
     }
 }
@@ -80,8 +87,6 @@ extension CurlBackend: CallerDrivenBackend {
     package func sendDriving(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        let transfer = CurlTransfer(request: request, policy: policy, completion: completion)
-        loop.startDriving(transfer)
-        return BackendTask { [loop] in loop.cancel(transfer) }
+        send(request, driving: true, completion: completion)
     }
 }
