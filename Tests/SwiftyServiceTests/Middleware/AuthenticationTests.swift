@@ -126,7 +126,11 @@ final class Counter: @unchecked Sendable {
 
     @Test func aServerThatRefusesEveryTokenIsNotRefreshedForeverButCutOff() async throws {
         let refreshes = Counter()
-        let auth = TokenAuthentication(initial: AccessToken("t-0"), maxRefreshes: 5, per: 30) {
+        // The test's own clock: a loaded machine may take longer than the window to run eight requests.
+        let clock = ManualClock()
+        let auth = TokenAuthentication(
+            initial: AccessToken("t-0"), maxRefreshes: 5, per: 30, now: { clock.now }
+        ) {
             AccessToken("t-\(refreshes.next())")
         }
         let spy = SpyBackend(StubBackend.failing(statusCode: 401))
@@ -148,6 +152,11 @@ final class Counter: @unchecked Sendable {
             outcomes == Array(repeating: .unacceptableStatusCode, count: 5)
                 + Array(repeating: .transport, count: 3))
         #expect(spy.requests.count == 5 * 2 + 3)
+
+        clock.advance(30)
+        await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "x").request() }
+        #expect(refreshes.value == 6, "once the window has passed, a refresh is allowed again")
+        #expect(spy.requests.count == 15, "the refused request and its replay with the fresh token")
     }
 
     @Test("A refresh limit over an unbounded window cuts off, and says so, like any other")

@@ -150,8 +150,9 @@ struct TokenAuthenticationRealServerTests {
         // httpbin /bearer: always 401 here, because the tokens go out as "Token …", not "Bearer …".
         let spy = SpyBackend(URLSessionBackend())
         let refreshes = CallbackRecorder<Int>()
+        let clock = ManualClock()  // the window must not pass on a slow machine
         let auth = TokenAuthentication(
-            initial: AccessToken("token-0"), scheme: "Token", maxRefreshes: 1, per: 60
+            initial: AccessToken("token-0"), scheme: "Token", maxRefreshes: 1, per: 60, now: { clock.now }
         ) {
             refreshes.record(1)
             return AccessToken("token-\(refreshes.calls.count)")
