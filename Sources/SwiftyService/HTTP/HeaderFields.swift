@@ -35,6 +35,15 @@ struct HeaderFields: Sendable, Equatable {
         }
     }
 
+    /// Adds a field, or joins `value` to the field of the same name in any spelling (RFC 9110 §5.3).
+    mutating func add(_ name: String, _ value: String) {
+        if let index = fields.firstIndex(where: { Self.namesMatch($0.name, name) }) {
+            join(value, at: index)
+        } else {
+            fields.append(Field(name: name, value: value))
+        }
+    }
+
     /// Adds `value` to the field at `index`, after a comma: a repeated name's values, as RFC 9110 §5.3 joins them.
     mutating func join(_ value: String, at index: Int) {
         fields[index].value += ", " + value

@@ -144,6 +144,10 @@ extension Response {
         /// not copied to add it; its name is none of theirs.
         private let added: HeaderFields.Field?
         private let made: Locked<HTTPURLResponse?>
+        /// For a head given as an `HTTPURLResponse`: its fields with the spellings of one name joined, made
+        /// once asked. FoundationNetworking keeps "X-A: 1" and "x-a: 2" as two entries, of which a lookup
+        /// would find either.
+        private let given: Locked<HeaderFields?>?
 
         init(_ response: HTTPURLResponse) {
             statusCode = response.statusCode
@@ -151,6 +155,7 @@ extension Response {
             fields = HeaderFields()
             added = nil
             made = .make(response)
+            given = .make(nil)
         }
 
         convenience init(url: URL, statusCode: Int, headers: HTTPHeaderDictionary) {
@@ -163,6 +168,22 @@ extension Response {
             self.fields = fields
             self.added = added
             made = .make(nil)
+            given = nil
+        }
+
+        /// The given response's fields, one per name; spellings apart in it are joined in their sorted order
+        /// (the order they came in is lost by then).
+        private func givenFields(_ given: Locked<HeaderFields?>) -> HeaderFields {
+            given.withLock { fields in
+                if let fields { return fields }
+                var joined = HeaderFields()
+                let entries = (made.value?.allHeaderFields ?? [:]).compactMap { name, value in
+                    (name.base as? String).flatMap { name in (value as? String).map { (name, $0) } }
+                }
+                for (name, value) in entries.sorted(by: { $0.0 < $1.0 }) { joined.add(name, value) }
+                fields = joined
+                return joined
+            }
         }
 
         /// `fields` and the added field, as a dictionary.
@@ -185,6 +206,7 @@ extension Response {
 
         /// Every header, without making the `HTTPURLResponse` when there is none yet.
         var allHeaders: [String: String] {
+            if let given { return givenFields(given).dictionary }
             if let made = made.value {
                 var headers: [String: String] = [:]
                 for case let (name as String, value as String) in made.allHeaderFields {
@@ -196,6 +218,7 @@ extension Response {
         }
 
         func header(_ name: String) -> String? {
+            if let given { return givenFields(given).value(for: name) }
             if let made = made.value { return made.value(forHTTPHeaderField: name) }
             if let added, HeaderFields.namesMatch(added.name, name) { return added.value }
             return fields.value(for: name)

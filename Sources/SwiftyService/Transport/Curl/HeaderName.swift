@@ -1,33 +1,43 @@
-/// A header name that hashes and compares as HTTP does: ASCII letters in either case are the same.
-struct HeaderName: Hashable {
-    /// The name as the server spelled it.
+/// A header name as HTTP compares it: ASCII letters in either case are the same.
+struct HeaderName {
+    /// The name as written here.
     let text: String
-    /// FNV-1a of the name with ASCII letters in lower case, made once: hashing byte by byte into the
-    /// dictionary's `Hasher` was the loop thread's costliest Swift code per response.
-    private let folded: UInt64
+    /// ``fold(_:)`` of the name.
+    let folded: UInt64
 
     init(_ text: String) {
+        var text = text
+        folded = text.withUTF8 { Self.fold(UnsafeRawBufferPointer($0)) }
         self.text = text
+    }
+
+    /// FNV-1a of the name's bytes with ASCII letters in lower case: equal for names HTTP holds equal.
+    static func fold(_ name: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in text.utf8 {
+        for byte in name {
             hash = (hash ^ UInt64(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)) &* 0x100_0000_01b3
         }
-        folded = hash
+        return hash
     }
 
-    static func == (a: HeaderName, b: HeaderName) -> Bool {
-        a.folded == b.folded && sameName(a.text, b.text)
+    /// Whether the bytes `name` and the string `other` are the same name, ASCII letters in either case.
+    static func same(_ name: UnsafeRawBufferPointer, _ other: String) -> Bool {
+        var other = other
+        return other.withUTF8 { other in
+            name.count == other.count
+                && zip(name, other).allSatisfy {
+                    $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A)
+                }
+        }
     }
 
-    func hash(into hasher: inout Hasher) {
-        hasher.combine(folded)
-    }
-
-    /// ASCII case-insensitive comparison of header names.
-    private static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count
-            && zip(a.utf8, b.utf8).allSatisfy {
-                $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A)
-            }
+    /// `bytes` without the spaces and tabs around them.
+    static func trimmed(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var lower = 0
+        var upper = bytes.count
+        while lower < upper, isBlank(bytes[lower]) { lower += 1 }
+        while upper > lower, isBlank(bytes[upper - 1]) { upper -= 1 }
+        return UnsafeRawBufferPointer(rebasing: bytes[lower..<upper])
     }
 }
