@@ -319,19 +319,21 @@ struct EndpointRealServerTests {
 
     // MARK: Timeouts, cancellation, transport failures
 
-    @Test("A realm timeout of 1 s ends a 10 s request with .timedOut well before the server answers")
+    @Test("A realm timeout of 1 s ends a 60 s request with .timedOut well before the server answers")
     func timeout() async throws {
         try await measuringPromptness {
-            // httpbin /delay/10: answers after 10 s (the test allows for a busy thread pool, not for that).
+            // /slow/60 (Tests/Servers/httpbin_app.py): answers after 60 s, far beyond any stall of a loaded
+            // machine (the test allows for a busy thread pool, not for that).
             let realm = try HTTPBin.realm(backend: URLSessionBackend()).setTimeout(1)
             let start = ContinuousClock.now
             let error = try await #require(throws: ServiceError.self) {
-                try await TestEndpoint(realm, "delay/10").request()
+                try await TestEndpoint(realm, "slow/60").request()
             }
             let elapsed = seconds(since: start)
             #expect(error.kind == .timedOut)
-            // Before the server's answer at 10 s; a CI run under ThreadSanitizer took 5 s to hear the timeout.
-            #expect(elapsed < 9)
+            // Before the server's answer at 60 s, with room for a loaded machine (a CI run under
+            // ThreadSanitizer took 5 s to hear the timeout; a stalled process can take 10 to 30 s more).
+            #expect(elapsed < 20)
             #expect(elapsed > 0.8)
             #expect(error.request?.timeoutInterval == 1)
         }
@@ -340,20 +342,21 @@ struct EndpointRealServerTests {
     @Test("Cancelling a request's handle delivers .cancelled exactly once, promptly")
     func cancelByHandle() async throws {
         try await measuringPromptness {
-            // httpbin /delay/10: only the cancellation can end the request within 10 s.
+            // /slow/60 (Tests/Servers/httpbin_app.py): only the cancellation can end the request within 60 s.
             let realm = try HTTPBin.realm(backend: URLSessionBackend())
             let recorder = CallbackRecorder<Result<Response, ServiceError>>()
-            let handle = TestEndpoint(realm, "delay/10").request { recorder.record($0) }
+            let handle = TestEndpoint(realm, "slow/60").request { recorder.record($0) }
             try await Task.sleep(for: .milliseconds(100))
             #expect(!handle.isFinished)
 
             let start = ContinuousClock.now
             handle.cancel()
-            let result = try await recorder.first(within: 8)
+            let result = try await recorder.first(within: 20)
 
-            #expect(seconds(since: start) < 8)
+            // Far sooner than the server's answer at 60 s; the bound allows for a loaded machine.
+            #expect(seconds(since: start) < 20)
             #expect(result.serviceError?.kind == .cancelled)
-            #expect(result.serviceError?.request?.url?.path == "/delay/10")
+            #expect(result.serviceError?.request?.url?.path == "/slow/60")
             #expect(handle.isCancelled)
             #expect(try await recorder.count(after: 0.5) == 1)
         }
@@ -362,16 +365,17 @@ struct EndpointRealServerTests {
     @Test("Cancelling the awaiting task throws .cancelled promptly")
     func cancelByTask() async throws {
         try await measuringPromptness {
-            // httpbin /delay/10: only the cancellation can end the request within 10 s.
+            // /slow/60 (Tests/Servers/httpbin_app.py): only the cancellation can end the request within 60 s.
             let realm = try HTTPBin.realm(backend: URLSessionBackend())
-            let task = Task { try await TestEndpoint(realm, "delay/10").request() }
+            let task = Task { try await TestEndpoint(realm, "slow/60").request() }
             try await Task.sleep(for: .milliseconds(100))
 
             let start = ContinuousClock.now
             task.cancel()
             let result = await task.result
 
-            #expect(seconds(since: start) < 8)
+            // Far sooner than the server's answer at 60 s; the bound allows for a loaded machine.
+            #expect(seconds(since: start) < 20)
             #expect(result.serviceError?.kind == .cancelled)
         }
     }
@@ -379,14 +383,14 @@ struct EndpointRealServerTests {
     @Test("A task cancelled before its request starts gets .cancelled and sends nothing")
     func alreadyCancelledTask() async throws {
         try await measuringPromptness {
-            // httpbin /delay/10 (never reached: nothing should be sent).
-            // Nothing sent means nothing waited for the server's 10 s: no clock is needed to tell (one made this
-            // test fail under ThreadSanitizer, where a busy pool started the task 8.9 s late).
+            // /slow/60 (Tests/Servers/httpbin_app.py; never reached: nothing should be sent).
+            // Nothing sent means nothing waited for the server's 60 s: no clock is needed to tell (one made
+            // this test fail under ThreadSanitizer, where a busy pool started the task 8.9 s late).
             let spy = SpyBackend(URLSessionBackend())
             let realm = try HTTPBin.realm(backend: spy)
             let task = Task { () async throws -> Response in
                 withUnsafeCurrentTask { $0?.cancel() }
-                return try await TestEndpoint(realm, "delay/10").request()
+                return try await TestEndpoint(realm, "slow/60").request()
             }
             let result = await task.result
 
@@ -436,7 +440,7 @@ struct EndpointRealServerTests {
 
     @Test("Every failure's description names the method and the URL", arguments: Failure.allCases)
     func errorDescriptions(_ failure: Failure) async throws {
-        // httpbin /anything, /delay/N, /status/500 and /html, or a closed port, depending on the case.
+        // httpbin /anything, /delay/2, /slow/60, /status/500 or /html, or a closed port, by case.
         let realm = try HTTPBin.realm(backend: URLSessionBackend())
         let method: HTTPMethod
         let url: String
@@ -464,8 +468,9 @@ struct EndpointRealServerTests {
             }
         case .cancelled:
             method = .delete
-            url = try httpbinURL("delay/10")
-            let task = Task { try await TestEndpoint(realm, "delay/10", method: .delete).request() }
+            // /slow/60: only the cancellation can end the request within 60 s, even on a loaded machine.
+            url = try httpbinURL("slow/60")
+            let task = Task { try await TestEndpoint(realm, "slow/60", method: .delete).request() }
             try await Task.sleep(for: .milliseconds(100))
             task.cancel()
             error = try #require(await task.result.serviceError)
@@ -551,7 +556,7 @@ struct EndpointRealServerTests {
     @Test("Callbacks run on the realm's callback queue: success, failure before sending, and cancellation")
     func callbackQueue() async throws {
         try await measuringPromptness {
-            // httpbin /anything (success) and /delay/10 (cancelled); the invalid header fails before sending.
+            // httpbin /anything (success) and /slow/60 (cancelled); the invalid header fails before sending.
             let marker = QueueMarker(label: "swiftyservice.tests.callbacks")
             let realm = try HTTPBin.realm(backend: URLSessionBackend()).setCallbackQueue(marker.queue)
 
@@ -570,12 +575,12 @@ struct EndpointRealServerTests {
             #expect(earlyResult.serviceError?.kind == .invalidRequest)
 
             let cancelled = CallbackRecorder<(Bool, Result<Response, ServiceError>)>()
-            let handle = TestEndpoint(realm, "delay/10").request { cancelled.record((marker.isCurrent, $0)) }
+            let handle = TestEndpoint(realm, "slow/60").request { cancelled.record((marker.isCurrent, $0)) }
             try await Task.sleep(for: .milliseconds(100))
             handle.cancel()
-            // Within 8 s, before /delay/10 could answer: the wait polls on the shared pool, which runs late
-            // under ThreadSanitizer.
-            let (cancelOnQueue, cancelResult) = try await cancelled.first(within: 8)
+            // Within 20 s, far before /slow/60 could answer: the wait polls on the shared pool, which runs
+            // late under ThreadSanitizer; the bound allows for a loaded machine.
+            let (cancelOnQueue, cancelResult) = try await cancelled.first(within: 20)
             #expect(cancelOnQueue)
             #expect(cancelResult.serviceError?.kind == .cancelled)
 

@@ -134,9 +134,12 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
     }
 
     @Test func cancellingTheHandleStopsTheChain() async throws {
+        // The answer an hour away, and a timeout past it: only the cancel can end the request, however
+        // long a loaded machine stalls between sending and cancelling.
         let reachedBackend = Trail()
+        realm.setTimeout(7200)
         realm.use(
-            StubBackend(.delayed(5)) { _ in
+            StubBackend(.delayed(3600)) { _ in
                 reachedBackend.add("answer"); return .sampleData
             })
         realm.addMiddleware(Around { request, next in try await next(request) })
@@ -144,21 +147,24 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
         let handle = TestEndpoint(realm, "x").request { recorder.record($0) }
         try await Task.sleep(nanoseconds: 20_000_000)
         handle.cancel()
-        guard case .failure(.cancelled) = try await recorder.first(within: 2) else {
+        guard case .failure(.cancelled) = try await recorder.first(within: 10) else {
             Issue.record("expected .cancelled"); return
         }
         #expect(try await recorder.count(after: 0.1) == 1)
     }
 
     @Test func cancellingTheTaskStopsTheChain() async throws {
-        realm.use(StubBackend(.delayed(30)))
+        // The answer an hour away, and a timeout past it: only the cancel can end the request.
+        realm.setTimeout(7200)
+        realm.use(StubBackend(.delayed(3600)))
         realm.addMiddleware(Around { request, next in try await next(request) })
         let task = Task { try await TestEndpoint(realm, "x").request() }
         try await Task.sleep(nanoseconds: 20_000_000)
         let start = Date()
         task.cancel()
         await #expect { try await task.value } throws: { ($0 as? ServiceError)?.kind == .cancelled }
-        #expect(Date().timeIntervalSince(start) < 25, "at the cancel, not after the 30 s answer")
+        // The bound allows for a loaded machine.
+        #expect(Date().timeIntervalSince(start) < 60, "at the cancel, not after the answer an hour later")
     }
 
     @Test func hooksSeeEachRequestAndEachResult() async throws {

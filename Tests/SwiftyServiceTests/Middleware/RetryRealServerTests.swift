@@ -141,9 +141,10 @@ struct RetryRealServerTests {
 
     @Test("A timeout is retried and fails with .timedOut after 3 attempts")
     func timeoutIsRetried() async throws {
-        // httpbin /delay/5 with a 1 s timeout: every attempt times out, with room for a timer that fires late
-        // on a loaded machine (under ThreadSanitizer, 1 s against /delay/2 once let an answer through). A
-        // sub-second timeout would not do: URLSession on Linux truncates it to whole seconds.
+        // /slow/60 (Tests/Servers/httpbin_app.py) with a 1 s timeout: every attempt times out, with room for
+        // a timer that fires late on a loaded machine, even one stalled for tens of seconds (under
+        // ThreadSanitizer, 1 s against /delay/2 once let an answer through). A sub-second timeout would not
+        // do: URLSession on Linux truncates it to whole seconds.
         let spy = SpyBackend(URLSessionBackend())
         let waits = CallbackRecorder<TimeInterval>()
         let realm = try HTTPBin.realm(backend: spy)
@@ -151,7 +152,7 @@ struct RetryRealServerTests {
             .addMiddleware(.retry(.instant(recordingWaitsIn: waits)))
 
         let error = try await #require(throws: ServiceError.self) {
-            try await TestEndpoint(realm, "delay/5").request()
+            try await TestEndpoint(realm, "slow/60").request()
         }
 
         #expect(error.kind == .timedOut)
@@ -161,12 +162,13 @@ struct RetryRealServerTests {
 
     @Test("A cancelled request is never retried")
     func cancelledIsNotRetried() async throws {
-        // httpbin /delay/3: still in flight when the task is cancelled.
+        // /slow/60 (Tests/Servers/httpbin_app.py): still in flight when the task is cancelled, even on a
+        // loaded machine.
         let spy = SpyBackend(URLSessionBackend())
         let waits = CallbackRecorder<TimeInterval>()
         let realm = try HTTPBin.realm(backend: spy).addMiddleware(.retry(.instant(recordingWaitsIn: waits)))
 
-        let task = Task { try await TestEndpoint(realm, "delay/3").request() }
+        let task = Task { try await TestEndpoint(realm, "slow/60").request() }
         try await spy.waitForRequests(1)
         try await Task.sleep(for: .milliseconds(100))
         task.cancel()

@@ -211,9 +211,11 @@ final class RecordingClock: @unchecked Sendable {
     }
 
     @Test func aCancelledRequestIsNeverRetried() async throws {
-        realm.use(StubBackend(.delayed(5)))
-        let spy = SpyBackend(StubBackend(.delayed(5)))
-        realm.use(spy).addMiddleware(.retry(.default))
+        // The answer an hour away, and a timeout past it (a timeout would be retried): only the cancel can
+        // end the request, however long a loaded machine stalls before it.
+        realm.use(StubBackend(.delayed(3600)))
+        let spy = SpyBackend(StubBackend(.delayed(3600)))
+        realm.use(spy).setTimeout(7200).addMiddleware(.retry(.default))
         let task = Task { try await TestEndpoint(realm, "x").request() }
         try await spy.waitForRequests(1)
         task.cancel()
