@@ -440,7 +440,7 @@ struct EndpointRealServerTests {
 
     @Test("Every failure's description names the method and the URL", arguments: Failure.allCases)
     func errorDescriptions(_ failure: Failure) async throws {
-        // httpbin /anything, /delay/2, /slow/60, /status/500 or /html, or a closed port, by case.
+        // httpbin /anything, /slow/30, /slow/60, /status/500 or /html, or a closed port, by case.
         let realm = try HTTPBin.realm(backend: URLSessionBackend())
         let method: HTTPMethod
         let url: String
@@ -461,8 +461,9 @@ struct EndpointRealServerTests {
             error = try await #require(throws: ServiceError.self) { try await endpoint.request() }
         case .timedOut:
             method = .patch
-            url = try httpbinURL("delay/2")
-            let endpoint = TestEndpoint(realm, "delay/2", method: .patch)
+            // /slow/30: the 0.5 s timeout ends the request long before the answer, even on a loaded machine.
+            url = try httpbinURL("slow/30")
+            let endpoint = TestEndpoint(realm, "slow/30", method: .patch)
             error = try await #require(throws: ServiceError.self) {
                 try await endpoint.override { $0.setTimeout(0.5) }.request()
             }

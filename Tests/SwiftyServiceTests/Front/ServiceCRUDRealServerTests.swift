@@ -310,23 +310,24 @@ struct ServiceCRUDRealServerTests {
 
     @Test("then closures added before and after completion each run exactly once")
     func thenBeforeAndAfterCompletion() async throws {
-        // httpbin /delay/1: answers after 1 s, so the first closures are surely added before completion.
-        let (service, _) = try usersService("delay/1")
+        // /slow/20 (Tests/Servers/httpbin_app.py): answers after 20 s, so the first closures are surely added
+        // before completion, even on a loaded machine that stalls a test for 10 to 30 s.
+        let (service, _) = try usersService("slow/20")
         let promise = service.retrieve()
         let before = CallbackRecorder<ServiceResult>()
         let alsoBefore = CallbackRecorder<ServiceResult>()
         promise.then { before.record($0) }.then { alsoBefore.record($0) }
         #expect(promise.result == nil)
 
-        let first = try await before.first(within: 10)
+        let first = try await before.first(within: 40)
         #expect(first.error == nil)
         #expect(first.response?.statusCode == 200)
-        _ = try await alsoBefore.first(within: 1)
+        _ = try await alsoBefore.first(within: 10)
         #expect(promise.result != nil)
 
         let after = CallbackRecorder<ServiceResult>()
         promise.then { after.record($0) }
-        #expect(try await after.first(within: 1).response?.statusCode == 200)
+        #expect(try await after.first(within: 10).response?.statusCode == 200)
 
         #expect(try await before.count(after: 0.3) == 1)
         #expect(alsoBefore.calls.count == 1)

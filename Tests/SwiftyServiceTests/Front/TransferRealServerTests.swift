@@ -73,7 +73,9 @@ import FoundationNetworking
         let boundary = try #require(MultipartParser.boundary(of: response.header("Content-Type") ?? ""))
         let parts = try #require(MultipartParser.parse(response.data, boundary: boundary))
         #expect(parts.first?.body == big)
-        try await Task.sleep(nanoseconds: 200_000_000)
+        // The file is removed when the body's last owner goes, on whichever thread lets go of it last:
+        // waited for, not slept for, as a loaded machine can hold that thread back for seconds.
+        try await waitUntil(every: 20_000_000, for: 10) { (try? leftovers()) == before }
         #expect(try leftovers() == before, "the temporary body file is gone")
     }
 

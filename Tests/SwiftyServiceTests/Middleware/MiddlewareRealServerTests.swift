@@ -114,46 +114,53 @@ struct MiddlewareRealServerTests {
 
     @Test("20 identical GETs in flight at once reach the server once and all get the 200")
     func coalescesIdenticalGETs() async throws {
-        try await measuringPromptness {
-            // httpbin /delay/1: answers after a second, long enough for all 20 to join the first.
-            let spy = SpyBackend(URLSessionBackend())
-            let passes = CallbackRecorder<String>()
-            // Added after coalescing was switched on, and still outside it: the coalescer is innermost.
-            let realm = try HTTPBin.realm(backend: spy).coalesceIdenticalRequests()
-                .addMiddleware(Hooks(willSend: { _, _ in passes.record("sent") }))
-            let endpoint = TestEndpoint(realm, "delay/1")
+        // /slow/20 (Tests/Servers/httpbin_app.py): answers after 20 s, long enough for all 20 to join the
+        // first even on a loaded machine, which can stall a test for 10 to 30 s.
+        let spy = SpyBackend(URLSessionBackend())
+        let passes = CallbackRecorder<String>()
+        // Added after coalescing was switched on, and still outside it: the coalescer is innermost.
+        let realm = try HTTPBin.realm(backend: spy).coalesceIdenticalRequests()
+            .addMiddleware(Hooks(willSend: { _, _ in passes.record("sent") }))
+        let endpoint = TestEndpoint(realm, "slow/20")
 
-            let statuses = try await withThrowingTaskGroup(of: Int.self) { group in
-                for _ in 0..<20 { group.addTask { try await endpoint.request().statusCode } }
-                var statuses: [Int] = []
-                for try await status in group { statuses.append(status) }
-                return statuses
-            }
-
-            #expect(statuses == Array(repeating: 200, count: 20))
-            #expect(spy.requests.count == 1)
-            #expect(passes.calls.count == 20)
+        let tasks: [Task<Int, any Error>] = try await measuringPromptness {
+            let callers = (0..<20).map { _ in Task { try await endpoint.request().statusCode } }
+            // Every caller has come through the hooks, just outside the coalescer, before the gate opens.
+            try await waitUntil(for: 15) { passes.calls.count == 20 }
+            return callers
         }
+        // The shared answer comes at 20 s: waited for after measuringPromptness, which would otherwise keep
+        // the load test (see LoadGate) waiting all that time.
+        var statuses: [Int] = []
+        for task in tasks { statuses.append(try await task.value) }
+
+        #expect(statuses == Array(repeating: 200, count: 20))
+        #expect(spy.requests.count == 1)
+        #expect(passes.calls.count == 20)
     }
 
     @Test("Cancelling one of the coalesced callers leaves the others succeeding from the one shared request")
     func cancellingOneCallerLeavesTheOthers() async throws {
-        try await measuringPromptness {
-            // httpbin /delay/2: still in flight when one caller cancels.
-            let spy = SpyBackend(URLSessionBackend())
-            let realm = try HTTPBin.realm(backend: spy).coalesceIdenticalRequests()
-            let endpoint = TestEndpoint(realm, "delay/2")
+        // /slow/20 (Tests/Servers/httpbin_app.py): still in flight when one caller cancels, with room for a
+        // loaded machine's stalls of 10 to 30 s before the cancel.
+        let spy = SpyBackend(URLSessionBackend())
+        let realm = try HTTPBin.realm(backend: spy).coalesceIdenticalRequests()
+        let endpoint = TestEndpoint(realm, "slow/20")
 
-            let tasks = (0..<20).map { _ in Task { try await endpoint.request().statusCode } }
+        let tasks: [Task<Int, any Error>] = try await measuringPromptness {
+            let callers = (0..<20).map { _ in Task { try await endpoint.request().statusCode } }
+            try await spy.waitForRequests(1)
             try await Task.sleep(for: .milliseconds(300))
-            tasks[0].cancel()
-
-            #expect(await tasks[0].result.serviceError?.kind == .cancelled)
-            for task in tasks.dropFirst() {
-                #expect(try await task.value == 200)
-            }
-            #expect(spy.requests.count == 1)
+            callers[0].cancel()
+            return callers
         }
+        // The shared answer comes at 20 s: waited for after measuringPromptness, which would otherwise keep
+        // the load test (see LoadGate) waiting all that time.
+        #expect(await tasks[0].result.serviceError?.kind == .cancelled)
+        for task in tasks.dropFirst() {
+            #expect(try await task.value == 200)
+        }
+        #expect(spy.requests.count == 1)
     }
 
     @Test("A coalesced caller that cancels stops waiting at once, while the shared request goes on")
@@ -185,34 +192,44 @@ struct MiddlewareRealServerTests {
 
     @Test("GETs with different headers, POSTs, and GETs one after another are not coalesced")
     func whatIsNotCoalesced() async throws {
-        try await measuringPromptness {
-            // httpbin /delay/1 (GET and POST) and /anything.
-            let spy = SpyBackend(URLSessionBackend())
-            let realm = try HTTPBin.realm(backend: spy).coalesceIdenticalRequests()
+        // /slow/20 (Tests/Servers/httpbin_app.py; GET and POST): all in flight together even on a loaded
+        // machine, which can stall a test for 10 to 30 s; then httpbin /anything.
+        // Room for the 5 requests at once (2 GETs, 3 POSTs): the default of 4 connections per host would
+        // hold the fifth back until one of the others is answered, 20 s later.
+        let configuration = URLSessionBackend.defaultConfiguration()
+        configuration.httpMaximumConnectionsPerHost = 6
+        let spy = SpyBackend(URLSessionBackend(configuration: configuration))
+        let realm = try HTTPBin.realm(backend: spy).coalesceIdenticalRequests()
 
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<6 {
-                    group.addTask {
-                        let variant = ["X-Variant": index.isMultiple(of: 2) ? "even" : "odd"]
-                        _ = try await TestEndpoint(realm, "delay/1", headers: variant).request()
-                    }
+        let tasks: [Task<Void, any Error>] = try await measuringPromptness {
+            let gets = (0..<6).map { index in
+                Task<Void, any Error> {
+                    let variant = ["X-Variant": index.isMultiple(of: 2) ? "even" : "odd"]
+                    _ = try await TestEndpoint(realm, "slow/20", headers: variant).request()
                 }
-                for _ in 0..<3 {
-                    group.addTask { _ = try await TestEndpoint(realm, "delay/1", method: .post).request() }
-                }
-                try await group.waitForAll()
             }
-            let concurrent = spy.requests
-            #expect(concurrent.filter { $0.httpMethod == "POST" }.count == 3)
-            #expect(
-                concurrent.filter { $0.httpMethod != "POST" }.compactMap {
-                    $0.value(forHTTPHeaderField: "X-Variant")
-                }.sorted() == ["even", "odd"])
-
-            _ = try await TestEndpoint(realm, "anything/again").request()
-            _ = try await TestEndpoint(realm, "anything/again").request()
-            #expect(spy.requests.count == concurrent.count + 2)
+            let posts = (0..<3).map { _ in
+                Task<Void, any Error> {
+                    _ = try await TestEndpoint(realm, "slow/20", method: .post).request()
+                }
+            }
+            // The two GET variants and the three POSTs are on their way before the gate opens.
+            try await waitUntil(for: 15) { spy.requests.count >= 5 }
+            return gets + posts
         }
+        // The answers come at 20 s: waited for after measuringPromptness, which would otherwise keep the
+        // load test (see LoadGate) waiting all that time.
+        for task in tasks { try await task.value }
+        let concurrent = spy.requests
+        #expect(concurrent.filter { $0.httpMethod == "POST" }.count == 3)
+        #expect(
+            concurrent.filter { $0.httpMethod != "POST" }.compactMap {
+                $0.value(forHTTPHeaderField: "X-Variant")
+            }.sorted() == ["even", "odd"])
+
+        _ = try await TestEndpoint(realm, "anything/again").request()
+        _ = try await TestEndpoint(realm, "anything/again").request()
+        #expect(spy.requests.count == concurrent.count + 2)
     }
 
     // MARK: Error bodies

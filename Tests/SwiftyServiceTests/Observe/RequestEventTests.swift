@@ -83,10 +83,12 @@ struct RequestEventTests {
 
     @Test func tokenRefreshesAndCacheHitsAreTold() async throws {
         let log = EventLog()
+        // max-age of an hour: the second request is a cache hit however long a loaded machine stalls
+        // between the two.
         let stub = StubBackend().on(
             .any, answer: .status(401),
             StubBackend.Answer(
-                statusCode: 200, headers: ["Cache-Control": "max-age=60"], data: Data("{}".utf8)))
+                statusCode: 200, headers: ["Cache-Control": "max-age=3600"], data: Data("{}".utf8)))
         let auth = TokenAuthentication(initial: AccessToken("old")) { AccessToken("new") }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("events-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }

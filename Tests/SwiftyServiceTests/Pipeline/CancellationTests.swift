@@ -102,7 +102,12 @@ final class HangingBackend: NetworkBackend, @unchecked Sendable {
     }
 
     @Test func everyCallbackRunsExactlyOnceUnderRacingCancellations() async throws {
-        realm.use(.stub(.delayed(0.05)))
+        // The requests that are cancelled (even indices, /cancelled) are answered an hour later, under a
+        // 2-hour timeout: only the cancel can end them, however long a loaded machine stalls a thread
+        // between request() and cancel(). The others (/answered) are answered after 0.05 s.
+        let stub = StubBackend(.delayed(0.05))
+            .on(.path("/cancelled"), answer: StubBackend.Answer.sampleData.delayed(3600))
+        realm.setTimeout(7200).use(stub)
         let count = 2_000
         let recorders = (0..<count).map { _ in CallbackRecorder<Result<Response, ServiceError>>() }
         let realm = realm
@@ -110,8 +115,10 @@ final class HangingBackend: NetworkBackend, @unchecked Sendable {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             DispatchQueue.global().async {
                 DispatchQueue.concurrentPerform(iterations: count) { index in
-                    let handle = TestEndpoint(realm, "x").request { recorders[index].record($0) }
-                    if index.isMultiple(of: 2) { handle.cancel() }
+                    let cancelled = index.isMultiple(of: 2)
+                    let endpoint = TestEndpoint(realm, cancelled ? "cancelled" : "answered")
+                    let handle = endpoint.request { recorders[index].record($0) }
+                    if cancelled { handle.cancel() }
                 }
                 done.resume()
             }
