@@ -85,7 +85,8 @@ public struct Response: Sendable, CustomStringConvertible {
     /// Every response header, as the cache stores them.
     var allHeaders: [String: String] { head.allHeaders }
 
-    /// A response header's value; names compare case-insensitively.
+    /// A response header's value; names compare case-insensitively, and a name the server repeated has its
+    /// values joined with ", " (RFC 9110 §5.3).
     public func header(_ name: String) -> String? {
         head.header(name)
     }
