@@ -50,6 +50,28 @@ def base36(number):
             return text
 
 
+def read_request(connection, data):
+    """Reads one request from `data` and then the connection: its body and the bytes after it, or None when
+    the connection closes first."""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(65536)
+        if not chunk:
+            return None
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value.strip())
+    while len(body) < length:
+        chunk = connection.recv(65536)
+        if not chunk:
+            return None
+        body += chunk
+    return body[:length], body[length:]
+
+
 def reset(connection):
     # SO_LINGER with a zero timeout turns close() into a TCP reset.
     connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -185,41 +207,18 @@ class Handler(socketserver.BaseRequestHandler):
         # Answers with the request's body and keeps the connection, as if for the next request; resets it once
         # that request has arrived, before a byte of answer: the client must send it again on a new connection,
         # body and all (libcurl rewinds the body through the backend's seek function).
-        head, _, body = self.data.partition(b"\r\n\r\n")
-        length = 0
-        for line in head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                length = int(value.strip())
-        while len(body) < length:
-            chunk = connection.recv(65536)
-            if not chunk:
-                return
-            body += chunk
-        connection.sendall(self.head("200 OK", [("Content-Length", str(length)), ("Connection", "keep-alive")])
-                           + body[:length])
+        request = read_request(connection, self.data)
+        if request is None:
+            return
+        body, rest = request
+        connection.sendall(self.head("200 OK", [("Content-Length", str(len(body))), ("Connection", "keep-alive")])
+                           + body)
         # The next request is read whole, body included, before the reset: reset while libcurl still sends
         # that body, the send fails (curl 55), which libcurl does not retry, where a failed read (curl 56) of a
         # kept connection it does. Which of the two came first was the machine's timing (a CI run under
         # AddressSanitizer got the send failure).
-        data = body[length:]
-        while b"\r\n\r\n" not in data:
-            chunk = connection.recv(65536)
-            if not chunk:
-                return
-            data += chunk
-        next_head, _, next_body = data.partition(b"\r\n\r\n")
-        next_length = 0
-        for line in next_head.split(b"\r\n")[1:]:
-            name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
-                next_length = int(value.strip())
-        while len(next_body) < next_length:
-            chunk = connection.recv(65536)
-            if not chunk:
-                return
-            next_body += chunk
-        reset(connection)
+        if read_request(connection, rest) is not None:
+            reset(connection)
 
     def route_sink_bytes(self, connection):
         with Sink.lock:
