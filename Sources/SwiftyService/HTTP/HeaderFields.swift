@@ -94,7 +94,8 @@ struct HeaderFields: Sendable, Equatable {
         }
     }
 
-    private static func lowercase(_ byte: UInt8) -> UInt8 {
+    /// The byte with an ASCII upper-case letter made lower case: header names compare so.
+    static func lowercase(_ byte: UInt8) -> UInt8 {
         (byte >= 0x41 && byte <= 0x5A) ? byte | 0x20 : byte
     }
 

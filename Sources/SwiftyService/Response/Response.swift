@@ -205,22 +205,15 @@ extension Response {
             }
         }
 
-        /// Every header, without making the `HTTPURLResponse` when there is none yet.
+        /// Every header, without making the `HTTPURLResponse` when there is none yet (one made here holds
+        /// these same fields).
         var allHeaders: [String: String] {
             if let given { return givenFields(given).dictionary }
-            if let made = made.value {
-                var headers: [String: String] = [:]
-                for case let (name as String, value as String) in made.allHeaderFields {
-                    headers[name] = value
-                }
-                return headers
-            }
             return dictionary
         }
 
         func header(_ name: String) -> String? {
             if let given { return givenFields(given).value(for: name) }
-            if let made = made.value { return made.value(forHTTPHeaderField: name) }
             if let added, HeaderFields.namesMatch(added.name, name) { return added.value }
             return fields.value(for: name)
         }

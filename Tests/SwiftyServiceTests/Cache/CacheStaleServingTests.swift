@@ -30,7 +30,7 @@ struct CacheStaleServingTests {
         try await resource.spy.waitForRequests(2)
         #expect(resource.sent == 2, "one revalidation for three callers")
         // The revalidation's answer comes 40 s after it was sent; until then every GET is a stale hit.
-        let revalidated: Response? = try await pollAwaiting(every: 100_000_000, for: 60) {
+        let revalidated: Response? = try await poll(every: 100_000_000, for: 60) {
             let latest = try await resource.get()
             return latest.data == first.data ? nil : latest
         }
@@ -80,24 +80,6 @@ struct CacheStaleServingTests {
             #expect(try await resource.get().statusCode == 503, "\(control)")
         }
     }
-}
-
-/// ``poll(every:for:_:)`` for a `ready` that awaits: calls it every `interval` nanoseconds until it gives a
-/// value, for at most `timeout` seconds of the test's own time, counted as `poll` counts it (a wake-up
-/// later than a tenth of a second, `ready`'s own time included, counts as a tenth of a second).
-private func pollAwaiting<T>(
-    every interval: UInt64, for timeout: TimeInterval, _ ready: () async throws -> T?
-) async throws -> T? {
-    var left = timeout
-    var last = Date()
-    while left > 0 {
-        if let value = try await ready() { return value }
-        try await Task.sleep(nanoseconds: interval)
-        let now = Date()
-        left -= min(now.timeIntervalSince(last), 0.1)
-        last = now
-    }
-    return try await ready()
 }
 
 /// Stamps each request it sees with how many it has seen.

@@ -244,18 +244,18 @@ extension Tag {
 /// 10 to 30 s in that backlog), and the callback being waited for waits in the same backlog. A wall-clock
 /// deadline failed tests whose callback was simply behind the backlog.
 func poll<T>(
-    every interval: UInt64 = 2_000_000, for timeout: TimeInterval, _ ready: () -> T?
+    every interval: UInt64 = 2_000_000, for timeout: TimeInterval, _ ready: () async throws -> T?
 ) async throws -> T? {
     var left = timeout
     var last = Date()
     while left > 0 {
-        if let value = ready() { return value }
+        if let value = try await ready() { return value }
         try await Task.sleep(nanoseconds: interval)
         let now = Date()
         left -= min(now.timeIntervalSince(last), 0.1)
         last = now
     }
-    return ready()
+    return try await ready()
 }
 
 /// Waits until `condition` holds, counting time as ``poll(every:for:_:)`` does; whether it held.

@@ -15,7 +15,7 @@ struct HeaderName {
     static func fold(_ name: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in name {
-            hash = (hash ^ UInt64(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte)) &* 0x100_0000_01b3
+            hash = (hash ^ UInt64(HeaderFields.lowercase(byte))) &* 0x100_0000_01b3
         }
         return hash
     }
@@ -25,9 +25,7 @@ struct HeaderName {
         var other = other
         return other.withUTF8 { other in
             name.count == other.count
-                && zip(name, other).allSatisfy {
-                    $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A)
-                }
+                && zip(name, other).allSatisfy { HeaderFields.lowercase($0) == HeaderFields.lowercase($1) }
         }
     }
 
