@@ -107,30 +107,26 @@ public final class StreamSink: Sendable {
     public func offer(_ chunk: Data) -> Bool {
         guard !chunk.isEmpty else { return true }
         var tap: (@Sendable (Tapped) -> Void)?
-        let waiter = state.withLock { state -> UnsafeContinuation<Data?, any Error>?? in
-            guard state.end == nil else { return .some(nil) }  // ended: swallow what is still coming
+        let taken = state.withLock { state -> Bool in
+            guard state.end == nil else { return true }  // ended: swallow what is still coming
             if state.buffered >= Self.capacity, state.waiter == nil {
                 state.refused = true
-                return nil
+                return false
             }
             tap = state.tap
             state.byteCount += Int64(chunk.count)
             if let waiter = state.waiter {
                 state.waiter = nil
-                return waiter
+                // Resumed under the lock, which `next()` takes again once it is back: see there.
+                waiter.resume(returning: chunk)
+                return true
             }
             state.chunks.append(chunk)
             state.buffered += chunk.count
-            return .some(nil)
-        }
-        tap?(.chunk(chunk))
-        switch waiter {
-        case .none: return false
-        case .some(nil): return true
-        case let .some(waiter?):
-            waiter.resume(returning: chunk)
             return true
         }
+        tap?(.chunk(chunk))
+        return taken
     }
 
     /// Sets what to call once a refused producer may offer again; it runs on the consumer's thread.
@@ -215,22 +211,21 @@ public final class StreamSink: Sendable {
     /// Appends `chunk` whatever the buffer holds: for a body that is in memory already.
     package func forceAppend(_ chunk: Data) {
         guard !chunk.isEmpty else { return }
-        let (tap, waiter) = state.withLock {
-            state -> ((@Sendable (Tapped) -> Void)?, UnsafeContinuation<Data?, any Error>?) in
-            guard state.end == nil else { return (nil, nil) }
+        let tap = state.withLock { state -> (@Sendable (Tapped) -> Void)? in
+            guard state.end == nil else { return nil }
             state.byteCount += Int64(chunk.count)
             // A reader may be waiting already (the head went first): it takes the chunk, or it would
             // hear of the end next and miss the body.
             if let waiter = state.waiter {
                 state.waiter = nil
-                return (state.tap, waiter)
+                waiter.resume(returning: chunk)
+            } else {
+                state.chunks.append(chunk)
+                state.buffered += chunk.count
             }
-            state.chunks.append(chunk)
-            state.buffered += chunk.count
-            return (state.tap, nil)
+            return state.tap
         }
         tap?(.chunk(chunk))
-        waiter?.resume(returning: chunk)
     }
 
     /// The bytes held for the reader now.
@@ -254,25 +249,20 @@ public final class StreamSink: Sendable {
 
     /// Stops the stream: the consumer hears `error` (unless the body ended already) and the transfer stops.
     func stop(with error: ServiceError) {
-        let (waiter, task, deadline, ended) = state.withLock {
-            state -> (UnsafeContinuation<Data?, any Error>?, BackendTask?, Deadline?, Ended?) in
-            guard state.end == nil else { return (nil, nil, nil, nil) }
+        let (task, deadline, ended) = state.withLock { state -> (BackendTask?, Deadline?, Ended?) in
+            guard state.end == nil else { return (nil, nil, nil) }
             state.end = .failure(error)
             state.chunks = []
             state.first = 0
             state.buffered = 0
             defer {
-                state.waiter = nil
                 state.task = nil
                 state.deadline = nil
                 state.drained = nil
                 state.tap = nil
                 state.endHandlers = []
             }
-            return (
-                state.waiter, state.task, state.deadline,
-                Ended(handlers: state.endHandlers, bytes: state.byteCount)
-            )
+            return (state.task, state.deadline, Ended(handlers: state.endHandlers, bytes: state.byteCount))
         }
         deadline?.cancel()
         ended?.tell(error)
@@ -282,7 +272,7 @@ public final class StreamSink: Sendable {
             return listener
         }
         listener?(.failure(error))
-        waiter?.resume(throwing: error)
+        wakeReader()
         task?.cancel()
     }
 
@@ -298,26 +288,33 @@ public final class StreamSink: Sendable {
             return state.end == nil ? state.tap : nil
         }
         if case let .failure(error) = outcome { tap?(.end(error)) } else { tap?(.end(nil)) }
-        let (waiter, deadline, ended) = state.withLock {
-            state -> (UnsafeContinuation<Data?, any Error>?, Deadline?, Ended?) in
-            guard state.end == nil else { return (nil, nil, nil) }
+        let (deadline, ended) = state.withLock { state -> (Deadline?, Ended?) in
+            guard state.end == nil else { return (nil, nil) }
             state.end = outcome
             state.task = nil
             state.drained = nil
             defer {
-                state.waiter = nil
                 state.deadline = nil
                 state.endHandlers = []
             }
-            // A waiting consumer has read everything there was.
-            return (state.waiter, state.deadline, Ended(handlers: state.endHandlers, bytes: state.byteCount))
+            return (state.deadline, Ended(handlers: state.endHandlers, bytes: state.byteCount))
         }
         deadline?.cancel()
         if case let .failure(error) = outcome { ended?.tell(error) } else { ended?.tell(nil) }
-        guard let waiter else { return }
-        switch outcome {
-        case .success: waiter.resume(returning: nil)
-        case let .failure(error): waiter.resume(throwing: error)
+        // A waiting consumer has read everything there was; it hears of the end after everyone else.
+        wakeReader()
+    }
+
+    /// Tells a waiting consumer how the body ended. Resumed under the lock, which `next()` takes again once
+    /// it is back: see there.
+    private func wakeReader() {
+        state.withLock { state in
+            guard let waiter = state.waiter, let end = state.end else { return }
+            state.waiter = nil
+            switch end {
+            case .success: waiter.resume(returning: nil)
+            case let .failure(error): waiter.resume(throwing: error)
+            }
         }
     }
 
@@ -334,6 +331,10 @@ public final class StreamSink: Sendable {
     /// The next chunk; `nil` at the end of the body. Cancelling the task stops the stream.
     func next() async throws -> Data? {
         if let ready = try take() { return ready }
+        // The producer resumes this wait while it holds the lock; taking the lock once more when back orders
+        // its work before ours for ThreadSanitizer too, which does not see the runtime's own hand-over (a
+        // chunk's resume was once reported as a race with this task's frame, as in `Exchange.untilFinished`).
+        defer { state.withLock { _ in } }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
                 enum Step {
