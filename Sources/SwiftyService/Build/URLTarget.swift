@@ -76,21 +76,32 @@ struct URLTarget {
     mutating func url() throws(ServiceError) -> URL {
         let head = path.isEmpty ? base?.exact ?? "" : base?.prefix ?? ""
         let baseQuery = base?.query ?? ""
-        // Bytes, then one String: appending to a String checks and grows it part by part.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(head.utf8.count + path.utf8.count + baseQuery.utf8.count + parameters.count + 3)
-        bytes += head.utf8
-        if !path.isEmpty {
-            bytes.append(UInt8(ascii: "/"))
-            bytes += path.utf8
+        // Written once into the String's own storage: appending to a String checks and grows it part by
+        // part, and bytes gathered first cost an array more per request.
+        let query = !baseQuery.isEmpty || !parameters.isEmpty
+        var length = head.utf8.count
+        if !path.isEmpty { length += 1 + path.utf8.count }
+        if query { length += 1 + baseQuery.utf8.count + parameters.count }
+        if !baseQuery.isEmpty && !parameters.isEmpty { length += 1 }
+        let string = String(unsafeUninitializedCapacity: length) { buffer in
+            var end = 0
+            func put(_ bytes: some Collection<UInt8>) {
+                let rest = UnsafeMutableBufferPointer(rebasing: buffer[end...])
+                end += rest.initialize(fromContentsOf: bytes)
+            }
+            put(head.utf8)
+            if !path.isEmpty {
+                put(CollectionOfOne(UInt8(ascii: "/")))
+                put(path.utf8)
+            }
+            if query {
+                put(CollectionOfOne(UInt8(ascii: "?")))
+                put(baseQuery.utf8)
+                if !baseQuery.isEmpty && !parameters.isEmpty { put(CollectionOfOne(UInt8(ascii: "&"))) }
+                put(parameters)
+            }
+            return end
         }
-        if !baseQuery.isEmpty || !parameters.isEmpty {
-            bytes.append(UInt8(ascii: "?"))
-            bytes += baseQuery.utf8
-            if !baseQuery.isEmpty && !parameters.isEmpty { bytes.append(UInt8(ascii: "&")) }
-            bytes += parameters
-        }
-        let string = String(decoding: bytes, as: UTF8.self)
         joined = string
         if string.utf8.count > HTTPLimits.maxURLLength {
             // The error keeps the URL's start: a caller that logs `error.url` must not log megabytes.
