@@ -36,7 +36,6 @@ extension PreparedRequest {
             return
         }
         let request = urlRequest
-        let send = sender(awaited: awaited)
         exchange.start { answer in
             let jar = backendRequest.cookieJar
             let completion: @Sendable (Result<Response, any Error>) -> Void = { result in
@@ -46,7 +45,7 @@ extension PreparedRequest {
             backendRequest.events?.emit(.attemptStarted(attempt: 1, request))
             // Most requests go as built: no copy to change, no policy to check.
             if jar == nil, backendRequest.tlsPolicy == nil, !backendRequest.needsAdapting(for: backend) {
-                return send(backendRequest, completion)
+                return send(backendRequest, awaited: awaited, completion: completion)
             }
             var sent = backendRequest
             do {
@@ -56,19 +55,22 @@ extension PreparedRequest {
                 return .uncancellable
             }
             sent.addCookies()
-            return send(sent, completion)
+            return send(sent, awaited: awaited, completion: completion)
         }
     }
 
-    /// How to hand a request to the backend: on the sender's thread where the backend can and the sender
-    /// only awaits the answer (see ``CallerDrivenBackend``).
-    private func sender(awaited: Bool) -> Sender {
-        if awaited, let driven = backend as? any CallerDrivenBackend { return driven.sendDriving }
-        return backend.send
+    /// Hands `request` to the backend: on the sender's thread where the backend can and the sender only
+    /// awaits the answer (see ``CallerDrivenBackend``). A call, not a function value to call: making one of
+    /// an existential's method costs an allocation per request.
+    private func send(
+        _ request: BackendRequest, awaited: Bool,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        if awaited, let driven = backend as? any CallerDrivenBackend {
+            return driven.sendDriving(request, completion: completion)
+        }
+        return backend.send(request, completion: completion)
     }
-
-    private typealias Sender = (BackendRequest, @escaping @Sendable (Result<Response, any Error>) -> Void)
-        -> BackendTask
 
     /// Sends the request and waits for the answer; cancelling the task cancels the request. The realm's
     /// callback queue plays no part: the caller's task resumes on its own executor.
@@ -126,10 +128,9 @@ extension PreparedRequest {
         sent.addCookies()
         context.events?.emit(.attemptStarted(attempt: number, sent.urlRequest))
         let attempt = Exchange(request: request)
-        let send = sender(awaited: true)
         let outcome = await withTaskCancellationHandler {
             attempt.start { [sent] answer in
-                send(sent) { result in
+                send(sent, awaited: true) { result in
                     if let jar = sent.cookieJar, case let .success(response) = result {
                         response.keepCookies(in: jar)
                     }

@@ -144,19 +144,31 @@ extension Response {
         /// A field after `fields`, kept apart so that fields shared by many responses (a cache entry's) are
         /// not copied to add it; its name is none of theirs.
         private let added: HeaderFields.Field?
-        private let made: Locked<HTTPURLResponse?>
+        /// Whether the head was given as an `HTTPURLResponse`, which then holds its fields.
+        private let isGiven: Bool
+        /// The `HTTPURLResponse`, given or made once asked; under ``lock``.
+        nonisolated(unsafe) private var made: HTTPURLResponse?
         /// For a head given as an `HTTPURLResponse`: its fields with the spellings of one name joined, made
-        /// once asked. FoundationNetworking keeps "X-A: 1" and "x-a: 2" as two entries, of which a lookup
-        /// would find either.
-        private let given: Locked<HeaderFields?>?
+        /// once asked; under ``lock``. FoundationNetworking keeps "X-A: 1" and "x-a: 2" as two entries, of
+        /// which a lookup would find either.
+        nonisolated(unsafe) private var joined: HeaderFields?
+
+        /// Locks that heads share for their parts made once asked: a lock of each head's own would cost every
+        /// response an allocation, for parts that few responses are ever asked for.
+        private static let locks: [Locked<Void>] = (0..<16).map { _ in .make(()) }
+
+        private var lock: Locked<Void> {
+            // Objects are 16-byte aligned: the bits above those pick the lock.
+            Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
+        }
 
         init(_ response: HTTPURLResponse) {
             statusCode = response.statusCode
             url = response.url ?? URL(string: "about:blank")!
             fields = HeaderFields()
             added = nil
-            made = .make(response)
-            given = .make(nil)
+            isGiven = true
+            made = response
         }
 
         convenience init(url: URL, statusCode: Int, headers: HTTPHeaderDictionary) {
@@ -168,22 +180,21 @@ extension Response {
             self.url = url
             self.fields = fields
             self.added = added
-            made = .make(nil)
-            given = nil
+            isGiven = false
         }
 
         /// The given response's fields, one per name; spellings apart in it are joined in their sorted order
         /// (the order they came in is lost by then).
-        private func givenFields(_ given: Locked<HeaderFields?>) -> HeaderFields {
-            given.withLock { fields in
-                if let fields { return fields }
-                var joined = HeaderFields()
-                let entries = (made.value?.allHeaderFields ?? [:]).compactMap { name, value in
+        private var givenFields: HeaderFields {
+            lock.withLock { _ in
+                if let joined { return joined }
+                var fields = HeaderFields()
+                let entries = (made?.allHeaderFields ?? [:]).compactMap { name, value in
                     (name.base as? String).flatMap { name in (value as? String).map { (name, $0) } }
                 }
-                for (name, value) in entries.sorted(by: { $0.0 < $1.0 }) { joined.add(name, value) }
-                fields = joined
-                return joined
+                for (name, value) in entries.sorted(by: { $0.0 < $1.0 }) { fields.add(name, value) }
+                joined = fields
+                return fields
             }
         }
 
@@ -195,7 +206,7 @@ extension Response {
         }
 
         var response: HTTPURLResponse {
-            made.withLock { made in
+            lock.withLock { _ in
                 if let made { return made }
                 let response = HTTPURLResponse(
                     url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: dictionary
@@ -208,12 +219,12 @@ extension Response {
         /// Every header, without making the `HTTPURLResponse` when there is none yet (one made here holds
         /// these same fields).
         var allHeaders: [String: String] {
-            if let given { return givenFields(given).dictionary }
+            if isGiven { return givenFields.dictionary }
             return dictionary
         }
 
         func header(_ name: String) -> String? {
-            if let given { return givenFields(given).value(for: name) }
+            if isGiven { return givenFields.value(for: name) }
             if let added, HeaderFields.namesMatch(added.name, name) { return added.value }
             return fields.value(for: name)
         }

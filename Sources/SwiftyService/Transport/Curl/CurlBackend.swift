@@ -76,9 +76,9 @@ public final class CurlBackend: NetworkBackend {
         _ request: BackendRequest, driving: Bool,
         completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        let transfer = CurlTransfer(request: request, policy: policy, completion: completion)
+        let transfer = CurlTransfer(request: request, policy: policy, loop: loop, completion: completion)
         if driving { loop.startDriving(transfer) } else { loop.start(transfer) }
-        return BackendTask { [loop] in loop.cancel(transfer) }
+        return BackendTask(stopping: transfer)
     }
 }
 

@@ -8,9 +8,11 @@ import FoundationNetworking
 ///
 /// Everything but `cancel` happens on the thread that drives the loop; libcurl's callbacks reach it through
 /// `Unmanaged` pointers that the loop keeps alive while the handle is in the multi handle.
-final class CurlTransfer: @unchecked Sendable {
+final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     let request: BackendRequest
     let policy: RedirectPolicy
+    /// The loop that carries the transfer out, which a stop goes through.
+    private let loop: CurlLoop
     /// Called once, then dropped; only the driving thread touches it, so it needs no lock of its own (a
     /// locked, generic once-only wrapper cost six allocations per request on the loop's busiest path).
     private var completion: (@Sendable (Result<Response, any Error>) -> Void)?
@@ -60,11 +62,12 @@ final class CurlTransfer: @unchecked Sendable {
     private(set) var bodyLength: Int64 = 0
 
     init(
-        request: BackendRequest, policy: RedirectPolicy,
+        request: BackendRequest, policy: RedirectPolicy, loop: CurlLoop,
         completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) {
         self.request = request
         self.policy = policy
+        self.loop = loop
         self.completion = completion
         startedAt = request.collectsMetrics ? Date() : nil
         current = request.urlRequest
@@ -375,6 +378,11 @@ final class CurlTransfer: @unchecked Sendable {
         #else
         return TimeInterval(DispatchTime.now().uptimeNanoseconds) / 1_000_000_000
         #endif
+    }
+
+    /// Ends the transfer as cancelled, on the loop's thread.
+    func stop() {
+        loop.cancel(self)
     }
 
     /// Whether the transfer has answered.
