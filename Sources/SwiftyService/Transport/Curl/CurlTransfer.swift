@@ -6,7 +6,7 @@ import FoundationNetworking
 
 /// One request on its way through libcurl: one easy handle per hop (redirects are followed by us).
 ///
-/// Everything but `cancel` happens on the thread that drives the loop; libcurl's callbacks reach it through
+/// Everything but `stop` happens on the thread that drives the loop; libcurl's callbacks reach it through
 /// `Unmanaged` pointers that the loop keeps alive while the handle is in the multi handle.
 final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     let request: BackendRequest
