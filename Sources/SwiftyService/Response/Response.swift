@@ -155,9 +155,9 @@ extension Response {
 
         /// Locks that heads share for their parts made once asked: a lock of each head's own would cost every
         /// response an allocation, for parts that few responses are ever asked for.
-        private static let locks: [Locked<Void>] = (0..<16).map { _ in .make(()) }
+        private static let locks: [NSLock] = (0..<16).map { _ in NSLock() }
 
-        private var lock: Locked<Void> {
+        private var lock: NSLock {
             // Objects are 16-byte aligned: the bits above those pick the lock.
             Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
         }
@@ -186,7 +186,7 @@ extension Response {
         /// The given response's fields, one per name; spellings apart in it are joined in their sorted order
         /// (the order they came in is lost by then).
         private var givenFields: HeaderFields {
-            lock.withLock { _ in
+            lock.withLock {
                 if let joined { return joined }
                 var fields = HeaderFields()
                 let entries = (made?.allHeaderFields ?? [:]).compactMap { name, value in
@@ -206,7 +206,7 @@ extension Response {
         }
 
         var response: HTTPURLResponse {
-            lock.withLock { _ in
+            lock.withLock {
                 if let made { return made }
                 let response = HTTPURLResponse(
                     url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: dictionary
