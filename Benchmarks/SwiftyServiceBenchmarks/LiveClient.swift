@@ -50,11 +50,13 @@ struct LiveFigures: Sendable {
 }
 
 /// The child's side: `--live-client NAME --in-flight N --url URL --warm-up S --window S` runs one client, warm-up
-/// then a fixed window, and prints its ``LiveFigures`` line.
-func runLiveClient(_ client: LiveClient, base: URL, inFlight: Int, warmUp: Double, window: Double)
-    async throws
-    -> LiveFigures
-{
+/// then a fixed window, and prints its ``LiveFigures`` line. For CurlBackend, `--curl-threads N` gives it N
+/// threads and `--hosts N` sends the requests in turn to N hosts (127.0.0.1 to 127.0.0.N, the URL's port),
+/// which the threads share out (measured by hand, no scenario of its own: see the README).
+func runLiveClient(
+    _ client: LiveClient, base: URL, inFlight: Int, warmUp: Double, window: Double, curlThreads: Int = 1,
+    hosts: Int = 1
+) async throws -> LiveFigures {
     let url = base.appendingPathComponent("user.json")
     let run: (Double) async throws -> (requests: Int, seconds: Double, cpu: UInt64)
     switch client {
@@ -75,12 +77,26 @@ func runLiveClient(_ client: LiveClient, base: URL, inFlight: Int, warmUp: Doubl
             try await windowed(seconds, inFlight: inFlight) { try await rawRequest(session, raw) }
         }
     case .curl, .urlSession, .defaultBackend:
-        var realm = ServiceRealm.get("bench-live-\(client.rawValue)").setBaseURL(base)
-        if client == .curl { realm = realm.use(try CurlBackend()) }
-        if client == .urlSession { realm = realm.use(URLSessionBackend()) }
-        let endpoint = LiveFileIn(realm: realm)
+        let backend: (any NetworkBackend)? =
+            switch client {
+            case .curl: try CurlBackend(threads: curlThreads)
+            case .urlSession: URLSessionBackend()
+            default: nil
+            }
+        let endpoints = try (1...max(1, hosts)).map { number in
+            var parts = URLComponents(url: base, resolvingAgainstBaseURL: false)
+            if number > 1 { parts?.host = "127.0.0.\(number)" }
+            guard let host = parts?.url else { throw URLError(.badURL) }
+            let realm = ServiceRealm.get("bench-live-\(client.rawValue)-\(number)").setBaseURL(host)
+            if let backend { realm.use(backend) }
+            return LiveFileIn(realm: realm)
+        }
+        let turn = HostTurn(count: endpoints.count)
         run = { seconds in
-            try await windowed(seconds, inFlight: inFlight) { _ = try await endpoint.request() }
+            try await windowed(seconds, inFlight: inFlight) {
+                let next = endpoints.count == 1 ? 0 : turn.next()
+                _ = try await endpoints[next].request()
+            }
         }
     }
     _ = try await run(warmUp)
@@ -88,6 +104,22 @@ func runLiveClient(_ client: LiveClient, base: URL, inFlight: Int, warmUp: Doubl
     return LiveFigures(
         perSecond: Double(measured.requests) / measured.seconds,
         cpuMicroseconds: Double(measured.cpu) / 1_000 / Double(max(1, measured.requests)))
+}
+
+/// Whose turn it is among `count` hosts, one request after another.
+private final class HostTurn: @unchecked Sendable {
+    private let lock = NSLock()
+    private var last = 0
+    private let count: Int
+
+    init(count: Int) { self.count = count }
+
+    func next() -> Int {
+        lock.withLock {
+            last = (last + 1) % count
+            return last
+        }
+    }
 }
 
 /// Sends with `inFlight` tasks until `seconds` have passed: the requests answered, the time it took and the

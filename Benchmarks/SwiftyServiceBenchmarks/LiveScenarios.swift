@@ -63,7 +63,9 @@ func liveClientMain(_ arguments: ArraySlice<String>) async -> Int32 {
     }
     do {
         let figures = try await runLiveClient(
-            client, base: base, inFlight: inFlight, warmUp: warmUp, window: window)
+            client, base: base, inFlight: inFlight, warmUp: warmUp, window: window,
+            curlThreads: value("--curl-threads").flatMap(Int.init) ?? 1,
+            hosts: value("--hosts").flatMap(Int.init) ?? 1)
         print(figures.line)
         return 0
     } catch {

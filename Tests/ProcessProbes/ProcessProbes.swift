@@ -21,6 +21,12 @@ public func threadNames() -> [String] {
     }
 }
 
+/// The calling thread's name, as `ps -L` shows it (15 characters at most).
+public func currentThreadName() -> String {
+    ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
+        .trimmingCharacters(in: .newlines)
+}
+
 /// The number of this process's threads named `name`.
 public func threads(named name: String) -> Int {
     threadNames().filter { $0 == String(name.prefix(15)) }.count

@@ -1,4 +1,5 @@
 import Foundation
+import ProcessProbes
 import SwiftyService
 import SwiftyServiceCurl
 import Testing
@@ -79,18 +80,12 @@ struct CurlCallerDrivenTests {
         let realm = try HTTPBin.realm(backend: backend)
         for _ in 0..<20 {
             let recorder = CallbackRecorder<String>()
-            let sender = Self.currentThreadName()
-            TestEndpoint(realm, "get").request { _ in recorder.record(Self.currentThreadName()) }
+            let sender = currentThreadName()
+            TestEndpoint(realm, "get").request { _ in recorder.record(currentThreadName()) }
             let answeredOn = try await recorder.first()
             #expect(answeredOn == String(backend.threadName.prefix(15)))
             #expect(answeredOn != sender)
         }
     }
     #endif
-
-    /// The calling thread's name, as `ps -L` shows it (15 characters at most).
-    private static func currentThreadName() -> String {
-        ((try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? "")
-            .trimmingCharacters(in: .newlines)
-    }
 }
