@@ -11,7 +11,8 @@ import PackageDescription
 // so both packages build the same files with nothing copied and nothing published.
 let package = Package(
     name: "SwiftyServiceBenchmarks",
-    platforms: [.macOS(.v12), .iOS(.v15), .tvOS(.v15), .watchOS(.v8)],
+    // Task executors (the executor client) need the 2024 systems; the library itself needs only macOS 12.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11)],
     products: [
         .executable(name: "SwiftyServiceBenchmarks", targets: ["SwiftyServiceBenchmarks"]),
         .executable(name: "SwiftyServiceSoak", targets: ["SwiftyServiceSoak"]),

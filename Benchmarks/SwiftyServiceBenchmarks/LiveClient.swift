@@ -14,6 +14,11 @@ import Glibc
 enum LiveClient: String, CaseIterable, Sendable {
     /// A realm with ``CurlBackend``.
     case curl
+    /// A realm with ``CurlBackend``, each request sent from the completion callback of the one before (which
+    /// runs on the backend's thread): no task and no thread hop per request.
+    case curlCallbacks = "curl-callbacks"
+    /// A realm with ``CurlBackend``, awaited from tasks that prefer the backend's executor (its thread).
+    case curlExecutor = "curl-executor"
     /// A realm with ``URLSessionBackend``.
     case urlSession = "urlsession"
     /// A realm that sets no backend: what a user gets by default.
@@ -76,6 +81,19 @@ func runLiveClient(
         run = { seconds in
             try await windowed(seconds, inFlight: inFlight) { try await rawRequest(session, raw) }
         }
+    case .curlCallbacks:
+        let realm = ServiceRealm.get("bench-live-curl-callbacks").setBaseURL(base).use(try CurlBackend())
+        let endpoint = LiveFileIn(realm: realm)
+        run = { seconds in try await chained(seconds, inFlight: inFlight, endpoint) }
+    case .curlExecutor:
+        let backend = try CurlBackend()
+        let realm = ServiceRealm.get("bench-live-curl-executor").setBaseURL(base).use(backend)
+        let endpoint = LiveFileIn(realm: realm)
+        run = { seconds in
+            try await windowed(seconds, inFlight: inFlight, on: backend.executor) {
+                _ = try await endpoint.request()
+            }
+        }
     case .curl, .urlSession, .defaultBackend:
         let backend: (any NetworkBackend)? =
             switch client {
@@ -106,6 +124,63 @@ func runLiveClient(
         cpuMicroseconds: Double(measured.cpu) / 1_000 / Double(max(1, measured.requests)))
 }
 
+/// `inFlight` chains of callback requests until `seconds` have passed: each completion sends the next.
+private func chained(_ seconds: Double, inFlight: Int, _ endpoint: LiveFileIn) async throws
+    -> (requests: Int, seconds: Double, cpu: UInt64)
+{
+    let cpuStart = processCPUTime()
+    let start = now()
+    let deadline = start + UInt64(seconds * 1e9)
+    let tally = ChainTally()
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        tally.whenAllEnded(inFlight, done.resume)
+        for _ in 0..<inFlight {
+            @Sendable func next() {
+                _ = endpoint.request { result in
+                    guard case .success = result else { return tally.end(failed: true) }
+                    guard now() < deadline else { return tally.end(failed: false, answered: 1) }
+                    tally.answered()
+                    next()
+                }
+            }
+            next()
+        }
+    }
+    if tally.failed { throw URLError(.badServerResponse) }
+    return (tally.count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
+}
+
+/// The answers of callback chains, and the end of the last chain.
+private final class ChainTally: @unchecked Sendable {
+    private let lock = NSLock()
+    private var answers = 0
+    private var running = 0
+    private var anyFailed = false
+    private var allEnded: (() -> Void)?
+
+    var count: Int { lock.withLock { answers } }
+    var failed: Bool { lock.withLock { anyFailed } }
+
+    func whenAllEnded(_ chains: Int, _ action: @escaping () -> Void) {
+        lock.withLock {
+            running = chains
+            allEnded = action
+        }
+    }
+
+    func answered() { lock.withLock { answers += 1 } }
+
+    func end(failed: Bool, answered: Int = 0) {
+        let action = lock.withLock { () -> (() -> Void)? in
+            answers += answered
+            anyFailed = anyFailed || failed
+            running -= 1
+            return running == 0 ? allEnded : nil
+        }
+        action?()
+    }
+}
+
 /// Whose turn it is among `count` hosts, one request after another.
 private final class HostTurn: @unchecked Sendable {
     private let lock = NSLock()
@@ -124,15 +199,16 @@ private final class HostTurn: @unchecked Sendable {
 
 /// Sends with `inFlight` tasks until `seconds` have passed: the requests answered, the time it took and the
 /// process's CPU time over it.
-private func windowed(_ seconds: Double, inFlight: Int, _ send: @escaping @Sendable () async throws -> Void)
-    async throws -> (requests: Int, seconds: Double, cpu: UInt64)
-{
+private func windowed(
+    _ seconds: Double, inFlight: Int, on executor: (any TaskExecutor)? = nil,
+    _ send: @escaping @Sendable () async throws -> Void
+) async throws -> (requests: Int, seconds: Double, cpu: UInt64) {
     let cpuStart = processCPUTime()
     let start = now()
     let deadline = start + UInt64(seconds * 1e9)
     let count = try await withThrowingTaskGroup(of: Int.self) { group in
         for _ in 0..<inFlight {
-            group.addTask {
+            group.addTask(executorPreference: executor) {
                 var sent = 0
                 while now() < deadline {
                     try await send()

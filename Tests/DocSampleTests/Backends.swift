@@ -11,7 +11,7 @@ import FoundationNetworking
 #endif
 
 enum BackendsSamples {
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 28)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 31)
     struct LegacyClientBackend: NetworkBackend {
         let client: LegacyHTTPClient
         func send(_ request: BackendRequest,

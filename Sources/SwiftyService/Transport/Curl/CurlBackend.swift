@@ -130,6 +130,18 @@ public final class CurlBackend: NetworkBackend {
     }
 }
 
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+extension CurlBackend {
+    /// Runs tasks on the backend's (first) libcurl thread: `Task(executorPreference: backend.executor)`.
+    ///
+    /// An awaited request from such a task is begun and answered on that thread, with no hand-over
+    /// between threads either way: the cost of a request comes close to libcurl's own. The thread also
+    /// carries every transfer of the backend, so such tasks must not block it (no sleeping, no waiting on
+    /// locks held long, no heavy computing); after the backend is gone their jobs run on the global
+    /// executor.
+    public var executor: any TaskExecutor { loops[0] }
+}
+
 extension CurlBackend: CallerDrivenBackend {
     /// Carries the request out on this thread when the libcurl thread is idle, for up to a millisecond.
     package func sendDriving(

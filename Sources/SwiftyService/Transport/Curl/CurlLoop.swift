@@ -36,7 +36,11 @@ final class CurlLoop: @unchecked Sendable {
     private var queuedStarts: [CurlTransfer] = []
     private var queuedCancels: [CurlTransfer] = []
     private var queuedResumes: [CurlTransfer] = []
+    /// Jobs of tasks that prefer this loop as their executor (``CurlBackend/executor``), run between turns.
+    private var queuedJobs: [UnownedJob] = []
     private var stopping = false
+    /// Set as the loop thread ends: jobs enqueued after it run on the global executor instead.
+    private var ended = false
     /// Whether the loop waits in `curl_multi_poll` (or is about to): only then does queued work need a
     /// `curl_multi_wakeup`, and one is enough until it wakes. A busy loop looks at the queues before it
     /// waits again, so work queued meanwhile costs no system call.
@@ -150,7 +154,29 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Work other threads queued for the driver (under `lock`).
     private var hasQueuedWork: Bool {
-        !queuedStarts.isEmpty || !queuedCancels.isEmpty || !queuedResumes.isEmpty || stopping
+        !queuedStarts.isEmpty || !queuedCancels.isEmpty || !queuedResumes.isEmpty || !queuedJobs.isEmpty
+            || stopping
+    }
+
+    /// Queues a job of a task that prefers this loop as its executor; once the loop has ended, hands it to
+    /// the global executor, so that no task is ever left waiting on a loop that is gone.
+    func runOnLoop(_ job: UnownedJob) {
+        let late = lock.withLock { ended }
+        guard !late else { return Self.runElsewhere(job) }
+        queue { loop in
+            if loop.ended {
+                Self.runElsewhere(job)
+            } else {
+                loop.queuedJobs.append(job)
+            }
+        }
+    }
+
+    private static func runElsewhere(_ job: UnownedJob) {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            let global = globalConcurrentExecutor.asUnownedTaskExecutor()
+            DispatchQueue.global().async { job.runSynchronously(on: global) }
+        }
     }
 
     /// Queues work for the loop and wakes whoever drives the multi handle: the loop thread if it is parked,
@@ -203,7 +229,14 @@ final class CurlLoop: @unchecked Sendable {
         var starts: [CurlTransfer] = []
         var cancels: [CurlTransfer] = []
         var resumes: [CurlTransfer] = []
+        var jobs: [UnownedJob] = []
         while true {
+            // Tasks that prefer this loop run first: the requests they start are begun in the same turn.
+            lock.withLock { swap(&jobs, &queuedJobs) }
+            if !jobs.isEmpty {
+                runJobs(jobs)
+                jobs.removeAll(keepingCapacity: true)
+            }
             let stop = lock.withLock {
                 swap(&starts, &queuedStarts)
                 swap(&cancels, &queuedCancels)
@@ -218,6 +251,13 @@ final class CurlLoop: @unchecked Sendable {
             resumes.removeAll(keepingCapacity: true)
             if stop {
                 for transfer in Array(active.values) { abort(transfer, with: URLError(.cancelled)) }
+                // The jobs the aborts resumed, and any queued before: they run elsewhere from now on.
+                let left = lock.withLock {
+                    ended = true
+                    defer { queuedJobs = [] }
+                    return queuedJobs
+                }
+                for job in left { Self.runElsewhere(job) }
                 break
             }
             _ = curl.multiPerform(multi, &running)
@@ -242,6 +282,13 @@ final class CurlLoop: @unchecked Sendable {
         }
         handles.drain()
         _ = curl.multiCleanup(multi)
+    }
+
+    private func runJobs(_ jobs: [UnownedJob]) {
+        if #available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *) {
+            let executor = asUnownedTaskExecutor()
+            for job in jobs { job.runSynchronously(on: executor) }
+        }
     }
 
     /// How long the loop looks for new work after its last transfer ended, before it sleeps.
@@ -499,5 +546,14 @@ final class CurlLoop: @unchecked Sendable {
         transfer.easy = nil
         setActive(nil, for: pooled.raw)
         handles.giveBack(pooled)
+    }
+}
+
+/// The loop as an executor for tasks: their jobs run on the loop thread between its turns, so that an awaited
+/// request from such a task is begun and answered on one thread, with no hand-over between threads.
+@available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+extension CurlLoop: TaskExecutor {
+    func enqueue(_ job: consuming ExecutorJob) {
+        runOnLoop(UnownedJob(job))
     }
 }
