@@ -231,17 +231,21 @@ final class CurlLoop: @unchecked Sendable {
         var resumes: [CurlTransfer] = []
         var jobs: [UnownedJob] = []
         while true {
-            // Tasks that prefer this loop run first: the requests they start are begun in the same turn.
-            lock.withLock { swap(&jobs, &queuedJobs) }
-            if !jobs.isEmpty {
-                runJobs(jobs)
-                jobs.removeAll(keepingCapacity: true)
-            }
             let stop = lock.withLock {
+                swap(&jobs, &queuedJobs)
                 swap(&starts, &queuedStarts)
                 swap(&cancels, &queuedCancels)
                 swap(&resumes, &queuedResumes)
                 return stopping
+            }
+            if !jobs.isEmpty {
+                // Tasks that prefer this loop: the requests they start are begun in this turn too.
+                runJobs(jobs)
+                jobs.removeAll(keepingCapacity: true)
+                lock.withLock {
+                    starts.append(contentsOf: queuedStarts)
+                    queuedStarts.removeAll(keepingCapacity: true)
+                }
             }
             for transfer in starts { begin(transfer) }
             for transfer in cancels { abort(transfer, with: URLError(.cancelled)) }
