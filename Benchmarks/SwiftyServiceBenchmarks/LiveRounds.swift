@@ -59,7 +59,7 @@ struct LiveRounds {
     }
 
     /// `ours` req/s against `baseline`'s, CPU per request of both in the note.
-    func throughput(_ scenario: String, _ ours: LiveClient, against baseline: LiveClient, goal: Double)
+    func throughput(_ scenario: String, _ ours: LiveClient, against baseline: LiveClient, goal: Double?)
         -> Outcome
     {
         Outcome(
@@ -73,7 +73,7 @@ struct LiveRounds {
     }
 
     /// `ours`' CPU per request against `baseline`'s.
-    func cpu(_ scenario: String, _ ours: LiveClient, against baseline: LiveClient, goal: Double) -> Outcome {
+    func cpu(_ scenario: String, _ ours: LiveClient, against baseline: LiveClient, goal: Double?) -> Outcome {
         Outcome(
             scenario: scenario, ours: median(ours, \.cpuMicroseconds),
             baseline: median(baseline, \.cpuMicroseconds),

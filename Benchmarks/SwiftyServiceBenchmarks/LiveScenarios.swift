@@ -30,6 +30,18 @@ func liveScenarios(_ settings: Settings, base: URL, inFlight: Int, wanted: (Stri
             "live.curl.\(mode).connections", [.curl],
             { $0.connections("live.curl.\(mode).connections", .curl, goal: Double(inFlight)) }
         ),
+        // Reported without a goal: what `CurlBackend.executor` saves, against the same raw libcurl.
+        (
+            "live.curl.executor.\(mode).libcurl", [.curlExecutor, .rawLibcurl],
+            {
+                $0.throughput(
+                    "live.curl.executor.\(mode).libcurl", .curlExecutor, against: .rawLibcurl, goal: nil)
+            }
+        ),
+        (
+            "live.curl.executor.\(mode).cpu", [.curlExecutor, .rawLibcurl],
+            { $0.cpu("live.curl.executor.\(mode).cpu", .curlExecutor, against: .rawLibcurl, goal: nil) }
+        ),
         (
             "live.default.\(mode)", [.defaultBackend, .rawURLSession],
             { $0.throughput("live.default.\(mode)", .defaultBackend, against: .rawURLSession, goal: 4) }
