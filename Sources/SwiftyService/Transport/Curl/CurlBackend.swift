@@ -137,7 +137,7 @@ extension CurlBackend {
     /// An awaited request from such a task is begun and answered on that thread, with no hand-over
     /// between threads either way: less CPU per request, but one thread does all of the work, so it
     /// suits services that count CPU more than one host's throughput. The thread also carries every
-    /// transfer of the backend, so such tasks must not block it (no sleeping, no waiting on locks held
+    /// transfer of the backend, so such tasks must not block it (no blocking sleeps, no waiting on locks held
     /// long, no heavy computing); after the backend is gone their jobs run on the global executor.
     public var executor: any TaskExecutor { loops[0] }
 }
