@@ -36,6 +36,29 @@ struct CurlExecutorTests {
     }
 
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
+    @Test func aStreamReadBySuchATaskArrivesWholeThroughPausesAndResumesOnTheSameThread() async throws {
+        let backend = try CurlBackend()
+        let realm = uniqueRealm("stream").setBaseURL(try StreamServer.url()).use(backend)
+        let loopThread = String(backend.threadName.prefix(15))
+        // 100,000 JSON lines (~3 MB): more than the reader's buffer holds, so the transfer pauses while the
+        // reader, on the very thread that would resume it, catches up.
+        let (lines, threadsSeen) = try await Task(executorPreference: backend.executor) {
+            () -> (Int, Set<String>) in
+            struct Line: Decodable, Sendable { let n: Int }
+            let stream = try await TestEndpoint(realm, "jsonl", parameters: ["count": 100_000]).stream()
+            var (expected, seen) = (0, Set([currentThreadName()]))
+            for try await line in stream.jsonLines(as: Line.self) {
+                if line.n != expected { Issue.record("line \(expected) is \(line.n)") }
+                expected += 1
+                if expected.isMultiple(of: 10_000) { seen.insert(currentThreadName()) }
+            }
+            return (expected, seen)
+        }.value
+        #expect(lines == 100_000)
+        #expect(threadsSeen == [loopThread], "the reader ran on \(loopThread) throughout: \(threadsSeen)")
+    }
+
+    @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func aRequestFromSuchATaskIsCancelledPromptlyAndTheTaskGoesOn() async throws {
         let backend = try CurlBackend()
         let realm = try HTTPBin.realm(backend: backend)
