@@ -87,21 +87,11 @@ public final class CurlBackend: NetworkBackend {
         return loops[Self.hostKey(of: url) % loops.count]
     }
 
-    /// A number for the URL's scheme, host and port, the same in every run (FNV-1a over their bytes, the
-    /// host's letters lowered): which loop a host goes to does not change from one launch to the next.
+    /// A number for the URL's scheme, host and port, the same in every run (``HeaderName/fold(_:)``, which
+    /// ignores the case of letters): which loop a host goes to does not change from one launch to the next.
     static func hostKey(of url: URL?) -> Int {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        func add(_ text: String) {
-            for byte in text.utf8 {
-                let lowered = (65...90).contains(byte) ? byte | 0x20 : byte
-                hash = (hash ^ UInt64(lowered)) &* 0x0000_0100_0000_01b3
-            }
-            hash = (hash ^ 0x2f) &* 0x0000_0100_0000_01b3
-        }
-        add(url?.scheme ?? "")
-        add(url?.host ?? "")
-        add(String(url?.port ?? -1))
-        return Int(hash >> 33)
+        var key = "\(url?.scheme ?? "")://\(url?.host ?? ""):\(url?.port ?? -1)"
+        return Int(key.withUTF8 { HeaderName.fold(UnsafeRawBufferPointer($0)) } >> 33)
     }
 
     /// Streams file bodies and writes downloads to disk itself.

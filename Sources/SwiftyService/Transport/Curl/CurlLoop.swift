@@ -161,8 +161,6 @@ final class CurlLoop: @unchecked Sendable {
     /// Queues a job of a task that prefers this loop as its executor; once the loop has ended, hands it to
     /// the global executor, so that no task is ever left waiting on a loop that is gone.
     func runOnLoop(_ job: UnownedJob) {
-        let late = lock.withLock { ended }
-        guard !late else { return Self.runElsewhere(job) }
         queue { loop in
             if loop.ended {
                 Self.runElsewhere(job)

@@ -15,7 +15,7 @@ struct CurlThreadsTests {
     @Test func eachHostIsServedByTheOneThreadItMapsToAndEveryThreadEndsWithTheBackend() async throws {
         // Two servers, each under two names: four hosts as the backend tells them apart. A path each
         // server answers with 200: httpbin's echo, the cache server's counter.
-        let servers = [(try HTTPBin.url(), "anything"), (try Self.cacheServer(), "count")]
+        let servers = [(try HTTPBin.url(), "anything"), (try CacheServer.url(), "count")]
         var hosts: [(url: URL, path: String)] = []
         for (server, path) in servers {
             for name in ["127.0.0.1", "localhost"] {
@@ -80,13 +80,5 @@ struct CurlThreadsTests {
         #expect(try CurlBackend(threads: 0).threadNames.count == 1)
         #expect(try CurlBackend(threads: -3).threadNames.count == 1)
         #expect(try CurlBackend(threads: 1_000).threadNames.count == 64)
-    }
-
-    private static func cacheServer() throws -> URL {
-        let value = ProcessInfo.processInfo.environment["CACHE_SERVER_URL"]
-        guard let url = value.flatMap(URL.init(string:)) else {
-            throw SetupError(description: "CACHE_SERVER_URL is not set: run the tests with scripts/test")
-        }
-        return url
     }
 }
