@@ -5,7 +5,7 @@ import SwiftyService
 import FoundationNetworking
 #endif
 
-/// A large upload from a file and a large download to a file, through URLSessionBackend's streaming.
+/// A large upload from a file and a large download to a file, streamed by the realm's backend.
 struct BigTransfer: SwiftyServiceProtocol {
     enum Kind: Sendable {
         case upload(URL)
@@ -65,9 +65,11 @@ final class PeakMemory: @unchecked Sendable {
     }
 }
 
-func transferMemory(_ settings: Settings, base: URL) async throws -> Outcome {
+/// `transfer.memory` on URLSessionBackend; `transfer.memory.curl` on CurlBackend, the default on Linux.
+func transferMemory(_ settings: Settings, base: URL, curl: Bool = false) async throws -> Outcome {
     let megabytes = settings.quick ? 20 : 200
-    ServiceRealm.get("bench-transfer").setBaseURL(base).setTimeout(120).use(URLSessionBackend())
+    let realm = ServiceRealm.get("bench-transfer").setBaseURL(base).setTimeout(120)
+    if curl { realm.use(try CurlBackend()) } else { realm.use(URLSessionBackend()) }
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
         "bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -91,8 +93,8 @@ func transferMemory(_ settings: Settings, base: URL) async throws -> Outcome {
     let size = (try FileManager.default.attributesOfItem(atPath: downloaded.path)[.size] as? Int) ?? 0
     let growth = Double(max(peak - before, 0)) / 1_048_576
     return Outcome(
-        scenario: "transfer.memory", ours: growth, baseline: nil, unit: .megabytes, goal: 32,
-        higherIsBetter: false,
+        scenario: curl ? "transfer.memory.curl" : "transfer.memory", ours: growth, baseline: nil,
+        unit: .megabytes, goal: 32, higherIsBetter: false,
         note: String(
             format:
                 "%d MB up (%d) and %d MB down (%d) in %.1f s; RSS %d → %d MB after the upload, %d MB peak",

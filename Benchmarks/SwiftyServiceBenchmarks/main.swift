@@ -37,6 +37,21 @@ func report(_ outcome: Outcome) {
     FileHandle.standardOutput.write(Data((outcome.jsonLine + "\n").utf8))
 }
 
+/// Runs `scenario` in a new process of this executable, which reports it: memory scenarios that follow
+/// another in one process grow into the heap it left and read low.
+func runInOwnProcess(_ scenario: String, url: URL) throws {
+    let child = Process()
+    child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    child.arguments = ["--own-process", scenario, "--url", url.absoluteString] + (quick ? ["--quick"] : [])
+    try child.run()
+    child.waitUntilExit()
+}
+
+if argument("--own-process") == "transfer.memory.curl", let liveURL {
+    report(try await transferMemory(settings, base: liveURL, curl: true))
+    exit(0)
+}
+
 /// `--only dispatch.stub` runs that scenario; `--only dispatch.` (ending in a dot) every scenario under it.
 func wanted(_ scenario: String) -> Bool {
     guard let only else { return true }
@@ -76,6 +91,7 @@ if let liveURL {
 }
 if wanted("memory.retained") { report(memoryRetained(settings)) }
 if let liveURL, wanted("transfer.memory") { report(try await transferMemory(settings, base: liveURL)) }
+if let liveURL, wanted("transfer.memory.curl") { try runInOwnProcess("transfer.memory.curl", url: liveURL) }
 if let liveURL {
     if wanted("stream.throughput") { report(try await streamThroughput(settings, base: liveURL)) }
     if wanted("stream.memory") { report(try await streamMemory(settings, base: liveURL)) }
