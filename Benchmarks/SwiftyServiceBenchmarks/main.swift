@@ -45,6 +45,17 @@ func runInOwnProcess(_ scenario: String, url: URL) throws {
     child.arguments = ["--own-process", scenario, "--url", url.absoluteString] + (quick ? ["--quick"] : [])
     try child.run()
     child.waitUntilExit()
+    guard child.terminationStatus == 0, child.terminationReason == .exit else {
+        throw ScenarioProcessFailed(scenario: scenario, status: child.terminationStatus)
+    }
+}
+
+/// A scenario's own process failed; what it printed went to this process's output.
+struct ScenarioProcessFailed: Error, CustomStringConvertible {
+    let scenario: String
+    /// The exit status, or the signal that ended it.
+    let status: Int32
+    var description: String { "\(scenario): its process failed (status \(status))" }
 }
 
 if argument("--own-process") == "transfer.memory.curl", let liveURL {
