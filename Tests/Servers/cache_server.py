@@ -11,7 +11,11 @@ Run: python3 cache_server.py PORT   (prints "ready" once it listens)
                       its Last-Modified; never when notmodified=0
         then=STATUS   from the second request of this id on, answer STATUS (a 5xx) with no cache headers;
                       then=close closes the connection without an answer instead
+        first=STATUS  the first request of this id answers STATUS with no cache headers (a 503 to retry)
         delay=S       from the second request of this id on, wait S seconds before answering
+        chunks=N      the body in N pieces, chunked (no Content-Length), a flush after each
+        pace=S        with chunks, S seconds between pieces
+        cut=1         with chunks, the connection closes after half the pieces, the body unfinished
   /unknown-encoding  200, `Content-Encoding: x-unknown`, a body that is not encoded at all
   /redirect-with-body  302 to /script/target with a body of its own, "the 302's own body"
   /count/<id>         {"count": n}: how many requests /script/<id> has had
@@ -122,6 +126,9 @@ class Handler(BaseHTTPRequestHandler):
         if count > 1 and then:
             self.answer(int(then), [("Content-Type", "text/plain")], b"failing")
             return
+        if count == 1 and get("first"):
+            self.answer(int(get("first")), [("Content-Type", "text/plain")], b"not yet")
+            return
         headers = header_pairs(query.get("h", []) + query.get("h[]", []))
         found = {name.lower(): value for name, value in headers}
         if get("notmodified") != "0" and self.not_modified(found):
@@ -130,7 +137,38 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(304, header_pairs(given) if given else [(n, v) for n, v in headers if n.lower() in kept])
             return
         body = get("body", "%s #%d" % (name, count)).encode()
+        if get("chunks"):
+            self.chunked(int(get("status", "200")), headers, body, int(get("chunks")), float(get("pace", "0")),
+                         get("cut") == "1")
+            return
         self.answer(int(get("status", "200")), headers, body)
+
+    def chunked(self, status, headers, body, pieces, pace, cut):
+        """The body in `pieces` chunks, `pace` seconds apart; with `cut`, the connection closes half-way."""
+        self.send_response_only(status)
+        if not any(name.lower() == "date" for name, _ in headers):
+            self.send_header("Date", email.utils.formatdate(usegmt=True))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        size = max(1, -(-len(body) // pieces))
+        parts = [body[i:i + size] for i in range(0, len(body), size)]
+        try:
+            for index, part in enumerate(parts):
+                if cut and index >= len(parts) // 2:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.flush()
+                if pace:
+                    time.sleep(pace)
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def not_modified(self, found):
         none_match = self.headers.get("If-None-Match")

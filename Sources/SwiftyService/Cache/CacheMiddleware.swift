@@ -178,7 +178,9 @@ struct CacheMiddleware: Middleware {
         }
         Task {
             defer { cache.endBackgroundRevalidation(of: stored) }
-            _ = try? await chain(request)
+            // A streamed call's revalidation has no reader: it reads the new body itself, for the store.
+            let body = (try? await chain(request))?.arrivingBody
+            _ = try? await body?.collect(limit: cache.largestBody)
         }
     }
 
@@ -190,9 +192,19 @@ struct CacheMiddleware: Middleware {
                 method: request.httpMethod ?? "GET", status: response.statusCode, request: requestHeaders,
                 response: responseHeaders)
         else { return }
-        cache.store(
-            CacheEntry(
-                request: request, response: response, requestTime: requestTime, responseTime: cache.now()))
+        guard let body = response.arrivingBody else {
+            return cache.store(
+                CacheEntry(
+                    request: request, response: response, requestTime: requestTime, responseTime: cache.now()))
+        }
+        // A stream is stored once its body has arrived whole, within the cache's room: never a truncated one.
+        let cache = cache
+        body.whenWhole(upTo: cache.largestBody) { data in
+            cache.store(
+                CacheEntry(
+                    request: request, response: response.whole(data), requestTime: requestTime,
+                    responseTime: cache.now()))
+        }
     }
 
     /// After an unsafe method succeeded: the target URL and the same-origin `Location` and

@@ -34,7 +34,8 @@ struct Settings: Sendable {
         var middleware: [any Middleware] = []
         var validStatusCodes: StatusCodes?
         var errorBody: ErrorBody?
-        var coalescer: Coalescer?
+        /// The realm's coalescing, innermost in the chain.
+        var coalescer: (any Middleware)?
         var cache: HTTPCache?
         var cookieJar: CookieJar?
         /// Observers add up across layers.

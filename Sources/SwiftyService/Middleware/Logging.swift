@@ -46,9 +46,9 @@ public struct LoggingMiddleware: Middleware {
             // With metrics collected, where the time went: `dns 3 ms · connect 1 ms · tls 25 ms · ttfb 80 ms`.
             let phases = response.metrics.last.map { " · \($0)" } ?? ""
             sink("\(line) → \(response.statusCode) (\(elapsed()), attempt \(context.attempts))\(phases)")
-            if context.isStream {
+            if response.isStreamed {
                 // `GET https://… → 200 streamed 5120 bytes (2004 ms)`, or how the stream ended early.
-                context.whenStreamEnds { [sink] bytes, error in
+                response.whenBodyEnds { [sink] bytes, error in
                     let end =
                         error.map { "stream \(Self.outcome($0)) after \(bytes) bytes" }
                         ?? "streamed \(bytes) bytes"

@@ -107,7 +107,7 @@ public struct TraceContextMiddleware: Middleware {
     public func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
         -> Response
     {
-        let trace = context.counter.trace {
+        let trace = context.call.trace {
             TraceContext.current
                 ?? request.value(forHTTPHeaderField: "traceparent").flatMap {
                     TraceContext(traceparent: $0, tracestate: request.value(forHTTPHeaderField: "tracestate"))

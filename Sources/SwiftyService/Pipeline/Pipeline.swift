@@ -4,107 +4,92 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A built request's way to its outcome: the exchange it lives in, the middleware chain, one attempt at a
-/// time to the backend; the verdict and the settlement (Verdict.swift, Settlement.swift) when it answers.
+/// One call's way to its head, whether its body is read whole or streamed: the exchange it lives in, the
+/// middleware chain, one trip to the backend at a time. The verdict and the settlement (Verdict.swift,
+/// Settlement.swift) judge what comes back; a streamed call then hands its body to the reader
+/// (StreamedCall.swift).
 extension PreparedRequest {
-    /// The request's exchange, not started: its answer is judged and settled by this request.
-    func makeExchange() -> Exchange {
-        Exchange(request: urlRequest, settling: self, endsWhenAbandoned: true)
+    /// One call of this request: its exchange, not started, and what the chain keeps of it.
+    struct Call {
+        let exchange: Exchange
+        /// The chain's record of the call: `nil` on the fast path, which has no chain.
+        let state: CallState?
+        let mode: CallState.Mode
     }
 
-    /// Starts the request in `exchange`: straight to the backend when there is no middleware (no task, no
-    /// hop), through the chain in a task otherwise. `askingCache: false` when the leading cache has just
-    /// said it has no immediate answer; `awaited` when the sender does nothing but await the exchange, so
-    /// that a backend may carry the request out on its thread.
-    func start(_ exchange: Exchange, askingCache: Bool = true, awaited: Bool = false) {
-        backendRequest.events?.emit(.built(urlRequest))
-        if let resourceTimeout { exchange.expire(after: resourceTimeout) }
-        guard middleware.isEmpty else {
-            // A fresh hit of a cache first in the chain needs no task: nothing before it must see the request.
-            if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
-                backendRequest.events?.emit(.cacheHit)
-                exchange.start { answer in
-                    answer(.success(hit))
-                    return .uncancellable
-                }
-                return
-            }
-            exchange.start { answer in
-                let task = Task { answer(await throughChain()) }
-                return BackendTask { task.cancel() }
+    /// A call whose body is read as `mode` says; its answer is judged and settled by this request.
+    func makeCall(_ mode: CallState.Mode = .buffered) -> Call {
+        let state = middleware.isEmpty ? nil : CallState(mode: mode, sendingRules: sendingRules())
+        let settlement = CallSettlement(request: self, call: state, mode: mode)
+        let exchange = Exchange(
+            request: urlRequest, settling: settlement, endsWhenAbandoned: true, keepsBody: mode == .streamed)
+        return Call(exchange: exchange, state: state, mode: mode)
+    }
+
+    /// Starts `call`: straight to the backend when there is no middleware (no task, no hop), through the
+    /// chain in a task otherwise. `askingCache: false` when the leading cache has just said it has no
+    /// immediate answer; `awaited` when the sender does nothing but await the call, so that a backend may
+    /// carry the request out on its thread.
+    func start(_ call: Call, askingCache: Bool = true, awaited: Bool = false) {
+        events?.emit(.built(urlRequest))
+        if let resourceTimeout { call.exchange.expire(after: resourceTimeout) }
+        guard let state = call.state else {
+            call.exchange.start { answer in
+                transmit(backendRequest, attempt: 1, mode: call.mode, awaited: awaited, answer)
             }
             return
         }
-        let request = urlRequest
-        exchange.start { answer in
-            let jar = backendRequest.cookieJar
-            let completion: @Sendable (Result<Response, any Error>) -> Void = { result in
-                if let jar, case let .success(response) = result { response.keepCookies(in: jar) }
-                answer(result.mapError { ServiceError($0, request: request) })
-            }
-            backendRequest.events?.emit(.attemptStarted(attempt: 1, request))
-            // Most requests go as built: no copy to change, no policy to check.
-            if jar == nil, backendRequest.tlsPolicy == nil, !backendRequest.needsAdapting(for: backend) {
-                return send(backendRequest, awaited: awaited, completion: completion)
-            }
-            var sent = backendRequest
-            do {
-                try sent.adapt(for: backend)
-            } catch {
-                answer(.failure(ServiceError(error, request: request)))
+        // A fresh hit of a cache first in the chain needs no task: nothing before it must see the request.
+        if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
+            events?.emit(.cacheHit)
+            call.exchange.start { answer in
+                answer(.success(hit))
                 return .uncancellable
             }
-            sent.addCookies()
-            return send(sent, awaited: awaited, completion: completion)
+            return
+        }
+        call.exchange.start { answer in
+            let task = Task { answer(await throughChain(state)) }
+            return BackendTask { task.cancel() }
         }
     }
 
-    /// Hands `request` to the backend: on the sender's thread where the backend can and the sender only
-    /// awaits the answer (see ``CallerDrivenBackend``). A call, not a function value to call: making one of
-    /// an existential's method costs an allocation per request.
-    private func send(
-        _ request: BackendRequest, awaited: Bool,
-        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
-    ) -> BackendTask {
-        if awaited, let driven = backend as? any CallerDrivenBackend {
-            return driven.sendDriving(request, completion: completion)
-        }
-        return backend.send(request, completion: completion)
-    }
-
-    /// Sends the request and waits for the answer; cancelling the task cancels the request. The realm's
-    /// callback queue plays no part: the caller's task resumes on its own executor.
+    /// Sends the request and waits for the whole answer; cancelling the task cancels the request. The
+    /// realm's callback queue plays no part: the caller's task resumes on its own executor.
     func response() async throws -> Response {
         // A fresh hit of a cache first in the chain needs no exchange either: an answer there before the
         // request starts has no backend, timer or task to race, and is settled as the exchange would.
         // Cancelled already, the request takes the exchange's way, which ends it as cancelled.
         let askingCache = leadingCache != nil && !Task.isCancelled
         if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
-            backendRequest.events?.emit(.built(urlRequest))
-            backendRequest.events?.emit(.cacheHit)
-            return try settle(.success(hit)).get()
+            events?.emit(.built(urlRequest))
+            events?.emit(.cacheHit)
+            return try settle(.success(hit), mode: .buffered, call: nil).get()
         }
-        let exchange = makeExchange()
+        let call = makeCall(.buffered)
         // Cancelled before it starts, the request is never sent.
         return try await withTaskCancellationHandler {
-            start(exchange, askingCache: !askingCache, awaited: true)
-            return try await exchange.untilFinished().get()
+            start(call, askingCache: !askingCache, awaited: true)
+            return try await call.exchange.untilFinished().get()
         } onCancel: {
-            exchange.cancel()
+            call.exchange.cancel()
         }
     }
 
     /// Runs the middleware chain: the response that comes out of it, whatever its status, or the failure.
-    private func throughChain() async -> Exchange.Outcome {
+    /// The bodies of attempts that did not become the answer stop here, if nothing stopped them before.
+    private func throughChain(_ call: CallState) async -> Exchange.Outcome {
         let context = RequestContext(
             builtFrom: backendRequest.builtFrom, crudMethod: backendRequest.crudMethod,
-            redaction: backendRequest.redaction, counter: AttemptCounter(), events: backendRequest.events,
-            metricsLog: metricsLog)
+            redaction: backendRequest.redaction, call: call, events: events, metricsLog: metricsLog)
+        let outcome: Exchange.Outcome
         do {
-            return .success(try await link(0, context: context)(urlRequest))
+            outcome = .success(try await link(0, context: context)(urlRequest))
         } catch {
-            return .failure(ServiceError(error, request: urlRequest, attempts: context.attempts))
+            outcome = .failure(ServiceError(error, request: urlRequest, attempts: context.attempts))
         }
+        call.stopBodies(but: outcome.streamedBody)
+        return outcome
     }
 
     /// The chain from middleware `index` on; past the last one, one attempt at the backend.
@@ -120,45 +105,100 @@ extension PreparedRequest {
         }
     }
 
-    /// One trip to the backend, in an exchange of its own, for a request a middleware may have changed;
-    /// every status comes back. Cancelling the task cancels the attempt.
+    /// One trip to the backend, in an exchange of its own that the head answers, for a request a
+    /// middleware may have changed; every status comes back. Cancelling the task cancels the attempt.
     private func attempt(_ request: URLRequest, context: RequestContext) async throws -> Response {
-        var (number, sent) = try attemptRequest(request, context: context)
-        try sent.adapt(for: backend)
-        sent.addCookies()
-        context.events?.emit(.attemptStarted(attempt: number, sent.urlRequest))
+        let (number, sent) = try attemptRequest(request, context: context)
         let attempt = Exchange(request: request)
+        let mode = context.call.mode
         let outcome = await withTaskCancellationHandler {
-            attempt.start { [sent] answer in
-                send(sent, awaited: true) { result in
-                    if let jar = sent.cookieJar, case let .success(response) = result {
-                        response.keepCookies(in: jar)
-                    }
-                    answer(result.mapError { ServiceError($0, request: request) })
-                }
-            }
+            attempt.start { answer in transmit(sent, attempt: number, mode: mode, awaited: true, answer) }
             return await attempt.outcome(cancelling: true)
         } onCancel: {
             attempt.cancel()
         }
         var response = try outcome.mapError { $0.counting(number) }.get()
+        if let body = response.arrivingBody { context.call.keep(body) }
         response.attempts = number
         context.events?.emit(.responseHead(attempt: number, response.response))
-        if let log = context.metricsLog {
-            for var metrics in response.metrics {
-                metrics.attempt = number
-                log.add(metrics)
-            }
-            response.metrics = log.all
+        if metricsLog != nil {
+            log(response.metrics, attempt: number)
+            response.metrics = metricsLog?.all ?? []
         }
         return response
     }
-}
 
-extension PreparedRequest {
+    /// Keeps an attempt's metrics in the call's log, numbered.
+    private func log(_ metrics: [TransferMetrics], attempt: Int) {
+        guard let metricsLog else { return }
+        for var entry in metrics {
+            entry.attempt = attempt
+            metricsLog.add(entry)
+        }
+    }
+
+    /// One trip to the backend for `request`: made fit for it (the TLS policy checked, a file body read
+    /// for a backend that does not stream, the jar's cookies added), then sent whole or streamed as the
+    /// call reads its body. `answer` hears the head (with the body whole, or arriving) or the failure; the
+    /// cookies the head sets are kept first.
+    private func transmit(
+        _ request: BackendRequest, attempt: Int, mode: CallState.Mode, awaited: Bool,
+        _ answer: @escaping @Sendable (Exchange.Outcome) -> Void
+    ) -> BackendTask {
+        let original = request.urlRequest
+        let streaming = mode == .streamed ? backend as? any StreamingBackend : nil
+        var sent = request
+        if mode == .streamed {
+            // A stream's body goes to its reader, not to a file; only its lines and events have a size limit.
+            sent.downloadFile = nil
+            if streaming != nil { sent.maxResponseSize = nil }
+        }
+        // Most requests go as built: no copy to change, no policy to check.
+        if sent.cookieJar != nil || sent.tlsPolicy != nil || sent.needsAdapting(for: backend) {
+            do {
+                try sent.adapt(for: backend)
+            } catch {
+                answer(.failure(ServiceError(error, request: original)))
+                return .uncancellable
+            }
+            sent.addCookies()
+        }
+        events?.emit(.attemptStarted(attempt: attempt, sent.urlRequest))
+        let jar = sent.cookieJar
+        let heard: @Sendable (Result<Response, any Error>) -> Void = { result in
+            if let jar, case let .success(response) = result { response.keepCookies(in: jar) }
+            answer(result.mapError { ServiceError($0, request: original) })
+        }
+        guard mode == .streamed else { return send(sent, awaited: awaited, completion: heard) }
+        // A backend that does not stream answers whole; its body still reaches the chain as a stream does,
+        // so that middleware sees every stream the same way.
+        let sink = StreamSink(request: original, onHead: heard)
+        let task =
+            if let streaming {
+                streaming.stream(sent, into: sink)
+            } else {
+                backend.send(sent) { result in sink.deliver(result) }
+            }
+        sink.attach(task)
+        return task
+    }
+
+    /// Hands `request` to the backend: on the sender's thread where the backend can and the sender only
+    /// awaits the answer (see ``CallerDrivenBackend``). A call, not a function value to call: making one of
+    /// an existential's method costs an allocation per request.
+    private func send(
+        _ request: BackendRequest, awaited: Bool,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        if awaited, let driven = backend as? any CallerDrivenBackend {
+            return driven.sendDriving(request, completion: completion)
+        }
+        return backend.send(request, completion: completion)
+    }
+
     /// The next attempt's number and the request it sends: `request` as a middleware left it, checked
     /// again (nothing unsafe goes out), with a timeout every backend can use (a middleware may set any).
-    func attemptRequest(_ request: URLRequest, context: RequestContext) throws(ServiceError)
+    private func attemptRequest(_ request: URLRequest, context: RequestContext) throws(ServiceError)
         -> (number: Int, sent: BackendRequest)
     {
         if let problem = TransportRules.problem(with: request) {
@@ -170,8 +210,38 @@ extension PreparedRequest {
         sent.urlRequest = request
         let timeout = request.timeoutInterval
         if timeout.usableTimeout != timeout { sent.urlRequest.timeoutInterval = timeout.usableTimeout }
-        return (context.counter.increment(), sent)
+        return (context.call.nextAttempt(), sent)
     }
+
+    /// What besides the request decides what a trip sends and trusts, for a call that may share one; `nil`
+    /// when it may not, or when the backend cannot be told apart from another (a value, not an object).
+    private func sendingRules() -> (any Hashable & Sendable)? {
+        guard coalesces, type(of: backend as Any) is AnyClass else { return nil }
+        return SendingRules(
+            backend: ObjectIdentifier(backend as AnyObject), tlsPolicy: backendRequest.tlsPolicy,
+            cookieJar: backendRequest.cookieJar.map(ObjectIdentifier.init),
+            maxResponseSize: backendRequest.maxResponseSize, collectsMetrics: backendRequest.collectsMetrics,
+            bodyFile: backendRequest.bodyFile, redaction: backendRequest.redaction,
+            crudMethod: backendRequest.crudMethod, sampleData: backendRequest.sampleData,
+            endpoint: backendRequest.builtFrom.map { ObjectIdentifier(type(of: $0)) })
+    }
+}
+
+/// Everything besides the `URLRequest` that decides what a trip to the backend sends and what it trusts:
+/// two calls share a trip only when these are equal as well.
+private struct SendingRules: Hashable {
+    let backend: ObjectIdentifier
+    let tlsPolicy: TLSPolicy?
+    let cookieJar: ObjectIdentifier?
+    let maxResponseSize: Int?
+    let collectsMetrics: Bool
+    let bodyFile: URL?
+    let redaction: Redaction
+    let crudMethod: CRUDMethod?
+    /// What a stub answers with.
+    let sampleData: Data
+    /// The endpoint's type, which a stub may answer by.
+    let endpoint: ObjectIdentifier?
 }
 
 extension ServiceError {
@@ -184,14 +254,6 @@ extension ServiceError {
         case let .cancelled(request, _): .cancelled(request, attempts: attempt)
         default: self
         }
-    }
-}
-
-extension Exchange {
-    /// `waiter`, told on `queue` when there is one.
-    static func waiter(_ waiter: @escaping Waiter, on queue: DispatchQueue?) -> Waiter {
-        guard let queue else { return waiter }
-        return { outcome in queue.async { waiter(outcome) } }
     }
 }
 

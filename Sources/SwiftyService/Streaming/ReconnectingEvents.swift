@@ -159,6 +159,6 @@ public struct ReconnectingEvents: AsyncSequence, Sendable {
             }
         }
 
-        private static let unknown = URLRequest(url: URL(string: "about:blank")!)
+        private static let unknown = URLRequest(url: .placeholder)
     }
 }

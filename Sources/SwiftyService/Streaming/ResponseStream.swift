@@ -17,17 +17,20 @@ public struct ResponseStream: AsyncSequence, Sendable {
 
     /// The response head, status and headers (its `data` is empty), validated against the endpoint's statuses.
     public let response: Response
-    private let owner: StreamOwner
+    let sink: StreamSink
+    /// What stops the transfer when the stream is let go of unread; `nil` for a body that is whole already.
+    private let owner: BodyOwner?
 
-    init(response: Response, sink: StreamSink) {
+    init(response: Response, body: StreamSink, owner: BodyOwner?) {
         self.response = response
-        owner = StreamOwner(sink)
+        sink = body
+        self.owner = owner
     }
 
     /// Reads the body chunk by chunk.
     public func makeAsyncIterator() -> Iterator {
-        let owns = owner.sink.startIterating()
-        return Iterator(reader: ChunkReader(owner.sink, owns: owns))
+        let owns = sink.startIterating()
+        return Iterator(reader: ChunkReader(sink, owns: owns))
     }
 
     /// Reads the body's chunks as they come.
@@ -42,15 +45,15 @@ public struct ResponseStream: AsyncSequence, Sendable {
     }
 
     /// Whether a loop is waiting for the next chunk (for tests).
-    var hasWaitingReader: Bool { owner.sink.hasWaitingReader }
+    var hasWaitingReader: Bool { sink.hasWaitingReader }
 
     /// The bytes of body handed out so far (for logging at the end of a stream).
-    public var byteCount: Int64 { owner.sink.byteCount }
+    public var byteCount: Int64 { sink.byteCount }
 
     /// The body as lines ended by LF, CR or CRLF, decoded as UTF-8.
     /// - Parameter maxLength: the longest line in bytes; a longer one ends the stream with ``StreamItemTooLarge``.
     public func lines(maxLength: Int = LineSplitter.defaultMaxLineLength) -> StreamedItems<String> {
-        let sink = owner.sink
+        let sink = sink
         return StreamedItems(stream: self) {
             var splitter = LineSplitter(maxLineLength: maxLength)
             return { chunk in
@@ -71,7 +74,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
     public func serverSentEvents(maxEventSize: Int = ServerSentEventParser.defaultMaxEventSize)
         -> StreamedItems<ServerSentEvent>
     {
-        let sink = owner.sink
+        let sink = sink
         return StreamedItems(stream: self) {
             var parser = ServerSentEventParser(maxEventSize: maxEventSize)
             return { chunk in
@@ -97,7 +100,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
         maxLineLength: Int = LineSplitter.defaultMaxLineLength
     ) -> StreamedItems<T> {
         let head = response
-        let sink = owner.sink
+        let sink = sink
         return StreamedItems(stream: self) {
             var splitter = LineSplitter(maxLineLength: maxLineLength)
             func decode(_ lines: [String]) throws -> [T] {
@@ -180,19 +183,6 @@ public struct StreamedItems<Item: Sendable>: AsyncSequence, Sendable {
             defer { index += 1 }
             return ready[index]
         }
-    }
-}
-
-/// Stops the transfer when a stream nobody reads is let go of.
-final class StreamOwner: Sendable {
-    let sink: StreamSink
-
-    init(_ sink: StreamSink) {
-        self.sink = sink
-    }
-
-    deinit {
-        if !sink.isIterated { sink.cancel() }
     }
 }
 

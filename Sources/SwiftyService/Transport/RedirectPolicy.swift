@@ -111,10 +111,10 @@ extension RedirectPolicy {
             response.value(forHTTPHeaderField: "Set-Cookie"), from: response.url ?? sent.url)
         let step = step(
             after: response, sent: sent, proposed: proposed, secrets: request.redaction, redirects: redirects)
-        if let events = request.events, case let .follow(next) = step, let from = sent.url ?? response.url,
+        if let reports = request.reports, case let .follow(next) = step, let from = sent.url ?? response.url,
             let to = next.url
         {
-            events.emit(.redirected(from: from, to: to, statusCode: response.statusCode))
+            reports.redirected(from: from, to: to, statusCode: response.statusCode)
         }
         guard case var .follow(next) = step, request.cookieJar != nil else { return step }
         next.setValue(request.cookieHeader(forHopTo: next, from: sent.url), forHTTPHeaderField: "Cookie")

@@ -93,11 +93,19 @@ public final class URLSessionBackend: NetworkBackend {
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
+        send(request, into: nil, completion: completion)
+    }
+
+    /// Starts the request; with a `sink` (and a delegate), its response goes there as it arrives.
+    func send(
+        _ request: BackendRequest, into sink: StreamSink?,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
         let others = inFlight.withLock { count in
             defer { count += 1 }
             return count
         }
-        let transfer = Transfer(request: request) { [inFlight] result in
+        let transfer = Transfer(request: request, sink: delegate == nil ? nil : sink) { [inFlight] result in
             inFlight.withLock { $0 -= 1 }
             completion(result)
         }
@@ -170,7 +178,7 @@ public final class URLSessionBackend: NetworkBackend {
         let task: URLSessionTask
         if let delegate,
             watched || request.bodyFile != nil || request.downloadFile != nil || request.wantsProgress
-                || request.maxResponseSize != nil || request.collectsMetrics || request.streamSink != nil
+                || request.maxResponseSize != nil || request.collectsMetrics || transfer.sink != nil
                 || delegate.policy.mayAnswerWithARedirect
         {
             if let file = request.bodyFile {
@@ -180,7 +188,7 @@ public final class URLSessionBackend: NetworkBackend {
             } else {
                 task = session.dataTask(with: sent)
             }
-            delegate.stream(task, for: request, activity: { transfer.heardFrom() }) {
+            delegate.stream(task, for: request, into: transfer.sink, activity: { transfer.heardFrom() }) {
                 [self] task, error, body in
                 let timing = delegate.timing(of: task)
                 conclude(
@@ -267,13 +275,19 @@ private final class Transfer: Sendable {
     }
 
     let request: BackendRequest
+    /// Where the response goes as it arrives, for a streamed request.
+    let sink: StreamSink?
     private let completion: OnceCompletion<Result<Response, any Error>>
     private let state = Locked.make(State())
     /// When the attempt began, for its metrics.
     let startedAt = Date()
 
-    init(request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void) {
+    init(
+        request: BackendRequest, sink: StreamSink?,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) {
         self.request = request
+        self.sink = sink
         self.completion = OnceCompletion(completion)
     }
 

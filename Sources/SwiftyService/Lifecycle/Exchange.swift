@@ -11,8 +11,8 @@ protocol Settling: Sendable {
     func settle(_ answer: Exchange.Outcome) -> Exchange.Outcome
     /// Cleans up after an answer that came when the exchange had ended without it.
     func discard(_ answer: Exchange.Outcome)
-    /// The exchange ended without its answer (cancelled, timed out, abandoned) with `outcome`: nothing more
-    /// may be reported.
+    /// The exchange ended before its head (cancelled, timed out, abandoned) with `outcome`: nothing more may
+    /// be reported.
     func stop(_ outcome: Exchange.Outcome)
 }
 
@@ -25,9 +25,11 @@ extension Settling {
 /// An answer with no effects of its own: an attempt's, a shared flight's.
 struct PlainAnswer: Settling {}
 
-/// One unit of work with one outcome — a request, one attempt at it, a flight that coalesced callers share —
-/// and every party waiting for that outcome. The one place that decides which outcome wins (the answer, a
+/// One unit of work with one outcome — a call, one attempt at it, a flight that coalesced callers share —
+/// and every party waiting for that outcome. The one place that decides which outcome wins (the head, a
 /// cancellation, a timeout), runs that outcome's effects only for it, and tells each waiter exactly once.
+/// A call's exchange that is answered with a head whose body is still arriving keeps that body until it
+/// ends: a cancellation or the call's deadline then stops the body.
 ///
 /// The decisions are ``ExchangeState``'s; this class holds it under a lock and acts outside the lock.
 final class Exchange: Sendable {
@@ -37,22 +39,28 @@ final class Exchange: Sendable {
     /// The request that cancellations and timeouts name.
     let request: URLRequest
     private let settling: any Settling
-    private let state: Locked<ExchangeState<Outcome>>
+    /// Whether a streamed answer's body stays with the exchange until it ends (a call's), rather than
+    /// going on with the head (an attempt's, a flight's).
+    private let keepsBody: Bool
+    private let state: Locked<ExchangeState<Outcome, any ArrivingBody>>
 
-    init(request: URLRequest, settling: any Settling = PlainAnswer(), endsWhenAbandoned: Bool = false) {
+    init(
+        request: URLRequest, settling: any Settling = PlainAnswer(), endsWhenAbandoned: Bool = false,
+        keepsBody: Bool = false
+    ) {
         self.request = request
         self.settling = settling
+        self.keepsBody = keepsBody
         state = .make(ExchangeState(endsWhenAbandoned: endsWhenAbandoned))
     }
 
     /// An exchange over before it began: a request that could not be built.
     init(failed error: ServiceError) {
-        request = URLRequest(url: URL(string: "about:blank")!)
+        request = URLRequest(url: .placeholder)
         settling = PlainAnswer()
-        var finished = ExchangeState<Outcome>()
-        _ = finished.start()
-        _ = finished.answer()
-        _ = finished.settled(.failure(error))
+        keepsBody = false
+        var finished = ExchangeState<Outcome, any ArrivingBody>()
+        _ = finished.end(.failure(error))
         state = .make(finished)
     }
 
@@ -60,9 +68,7 @@ final class Exchange: Sendable {
     var outcome: Outcome? { state.withLock { $0.outcome } }
 
     /// Whether the outcome is decided (or being settled).
-    var isFinished: Bool {
-        state.withLock { state in state.phase == .settling || state.phase == .finished }
-    }
+    var isFinished: Bool { state.withLock { $0.isDecided } }
 
     /// Whether the exchange ended as cancelled.
     var isCancelled: Bool {
@@ -72,20 +78,35 @@ final class Exchange: Sendable {
 
     /// Starts the work, once: `work` gets the function to call with the answer and returns what stops it.
     func start(_ work: (@escaping @Sendable (Outcome) -> Void) -> BackendTask) {
-        guard state.withLock({ $0.start() }) else { return }
+        guard case .send = state.withLock({ $0.start() }) else { return }
         let task = work { [self] answer in self.answer(answer) }
-        if !state.withLock({ $0.attach(task) }) { task.cancel() }
+        if case .stopNow = state.withLock({ $0.attach(task) }) { task.cancel() }
     }
 
     private func answer(_ answer: Outcome) {
-        guard state.withLock({ $0.answer() }) else { return settling.discard(answer) }
+        guard case .settle = state.withLock({ $0.head() }) else { return settling.discard(answer) }
         let outcome = settling.settle(answer)
-        let (waiters, deadline) = state.withLock { $0.settled(outcome) }
-        deadline?.cancel()
-        waiters.tell(outcome)
+        let body = keepsBody ? outcome.streamedBody : nil
+        // A kept body's owner goes to the waiters alone: held here, it would keep a stream let go of running.
+        let kept = body == nil ? outcome : outcome.map { $0.whole(Data()) }
+        switch state.withLock({ $0.settled(outcome, body: body, keeping: kept) }) {
+        case let .finish(waiters, deadline):
+            deadline?.cancel()
+            waiters.tell(outcome)
+        case let .stream(waiters, stop):
+            // Told before the waiters: a body that ended already finishes the exchange now.
+            body?.whenEnded { [self] _, _ in bodyEnded() }
+            waiters.tell(outcome)
+            if case let .failure(error)? = stop { body?.stop(with: error) }
+        }
     }
 
-    /// Ends the exchange as cancelled, unless its outcome is decided already; the work is told to stop.
+    private func bodyEnded() {
+        if case let .finish(deadline) = state.withLock({ $0.bodyEnded() }) { deadline?.cancel() }
+    }
+
+    /// Ends the exchange as cancelled: before its head, the outcome is the cancellation and the work is
+    /// told to stop; during its body, the body stops.
     func cancel() {
         end(.failure(.cancelled(request)))
     }
@@ -94,17 +115,27 @@ final class Exchange: Sendable {
     func expire(after seconds: TimeInterval) {
         // The deadline holds the exchange: work that never answers must still end for its waiters.
         let deadline = Deadline(after: seconds) { [self] in end(.failure(.timedOut(request))) }
-        if !state.withLock({ $0.keep(deadline) }) { deadline.cancel() }
+        if case .callOff = state.withLock({ $0.keep(deadline) }) { deadline.cancel() }
     }
 
     private func end(_ outcome: Outcome) {
-        guard let (waiters, work, deadline) = state.withLock({ $0.end(outcome) }) else { return }
-        deadline?.cancel()
-        settling.stop(outcome)
-        // The waiters hear first: stopping a transfer can take a while (URLSession on Linux waits for the
-        // transfer's next event).
-        waiters.tell(outcome)
-        work?.cancel()
+        carryOut(state.withLock { $0.end(outcome) }, outcome)
+    }
+
+    private func carryOut(_ action: ExchangeState<Outcome, any ArrivingBody>.EndAction, _ outcome: Outcome) {
+        switch action {
+        case .none: return
+        case let .fail(waiters, work, deadline):
+            deadline?.cancel()
+            settling.stop(outcome)
+            // The waiters hear first: stopping a transfer can take a while (URLSession on Linux waits for the
+            // transfer's next event).
+            waiters.tell(outcome)
+            work?.cancel()
+        case let .stopBody(body, deadline):
+            deadline?.cancel()
+            if case let .failure(error) = outcome { body.stop(with: error) }
+        }
     }
 
     /// Adds a waiter, told the outcome once: now if there is one, later otherwise. Returns its number while
@@ -113,7 +144,7 @@ final class Exchange: Sendable {
     func wait(_ waiter: @escaping Waiter) -> Int? {
         switch state.withLock({ $0.add(waiter) }) {
         case let .waiting(id): return id
-        case let .finished(outcome):
+        case let .decided(outcome):
             waiter(outcome)
             return nil
         }
@@ -123,14 +154,11 @@ final class Exchange: Sendable {
     /// exchange that ends when abandoned ends it.
     func stopWaiting(_ id: Int) {
         let cancelled = Outcome.failure(.cancelled(request))
-        let (waiter, work, deadline) = state.withLock { $0.remove(id, abandoned: cancelled) }
+        let (waiter, ended) = state.withLock { $0.remove(id, abandoned: cancelled) }
         guard let waiter else { return }
-        deadline?.cancel()
+        // It hears first, as in `carryOut`; then, if nobody else waits, the work stops.
         waiter(cancelled)
-        if let work {
-            settling.stop(cancelled)
-            work.cancel()
-        }
+        carryOut(ended, cancelled)
     }
 
     /// Waits for the outcome in a task. When the task is cancelled, the wait ends at once as cancelled; with
@@ -153,27 +181,25 @@ final class Exchange: Sendable {
                     wait.id = id
                     return wait.cancelled
                 }
-                if cancelledMeanwhile, let id { cancelling ? cancel() : stopWaiting(id) }
+                if cancelledMeanwhile, let id { stopWaiting(id) }
             }
         } onCancel: {
             let id = wait.withLock { wait -> Int? in
                 wait.cancelled = true
                 return wait.id
             }
-            if cancelling {
-                cancel()
-            } else if let id {
-                stopWaiting(id)
-            }
+            if let id { stopWaiting(id) }
         }
     }
 
-    /// Waits for the outcome, whatever happens to the task meanwhile.
-    func untilFinished() async -> Outcome {
+    /// Waits for the outcome, whatever happens to the task meanwhile; `starting` runs once the wait is in
+    /// place, so that the waiter hears the outcome itself rather than what the exchange keeps of it.
+    func untilFinished(starting: () -> Void = {}) async -> Outcome {
         // Unchecked: the exchange tells each waiter exactly once, which is what a checked continuation would
         // check, at the cost of an allocation per request.
         let outcome = await withUnsafeContinuation { continuation in
             wait { continuation.resume(returning: $0) }
+            starting()
         }
         // The answering thread built the outcome and then released this lock. Taking it once more orders that
         // work before ours for ThreadSanitizer too: a continuation resumed before its task had suspended was
@@ -185,5 +211,21 @@ final class Exchange: Sendable {
     private struct WaitState {
         var id: Int?
         var cancelled = false
+    }
+}
+
+extension Exchange {
+    /// `waiter`, told on `queue` when there is one.
+    static func waiter(_ waiter: @escaping Waiter, on queue: DispatchQueue?) -> Waiter {
+        guard let queue else { return waiter }
+        return { outcome in queue.async { waiter(outcome) } }
+    }
+}
+
+extension Result where Success == Response {
+    /// The body of a successful answer that is still arriving.
+    var streamedBody: (any ArrivingBody)? {
+        guard case let .success(response) = self else { return nil }
+        return response.arrivingBody
     }
 }
