@@ -360,7 +360,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 589)
+    #sourceLocation(file: "README.md", line: 593)
     struct UserAgent: Middleware {
         func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
             var request = request
@@ -372,14 +372,14 @@ enum ReadmeSamples {
 
     /// README.md, swift block 16.
     static func sample16() async throws {
-        #sourceLocation(file: "README.md", line: 596)
+        #sourceLocation(file: "README.md", line: 600)
         ServiceRealm.get("users").addMiddleware(UserAgent())
         #sourceLocation()
     }
 
     /// README.md, swift block 17.
     static func sample17() async throws {
-        #sourceLocation(file: "README.md", line: 609)
+        #sourceLocation(file: "README.md", line: 613)
         ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
         ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
         #sourceLocation()
@@ -387,7 +387,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 18.
     static func sample18() async throws {
-        #sourceLocation(file: "README.md", line: 624)
+        #sourceLocation(file: "README.md", line: 628)
         let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
         ServiceRealm.get("users").addMiddleware(auth)
         #sourceLocation()
@@ -395,7 +395,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 19.
     static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 637)
+        #sourceLocation(file: "README.md", line: 641)
         ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
         // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
         // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
@@ -404,7 +404,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 20.
     static func sample20() async throws {
-        #sourceLocation(file: "README.md", line: 662)
+        #sourceLocation(file: "README.md", line: 666)
         ServiceRealm.get("users")
             .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
             .decodeErrorBodies(.json(APIError.self))
@@ -419,7 +419,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 21.
     static func sample21() async throws {
-        #sourceLocation(file: "README.md", line: 690)
+        #sourceLocation(file: "README.md", line: 697)
         ServiceRealm.get("shop").useCookies()                                        // in memory, this realm only
         let jar = try CookieJar(file: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cookies.json"))
         ServiceRealm.get("accounts").useCookies(jar)                                // persisted; one jar…
@@ -429,7 +429,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 22.
     static func sample22() async throws {
-        #sourceLocation(file: "README.md", line: 712)
+        #sourceLocation(file: "README.md", line: 719)
         let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
@@ -438,7 +438,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 838)
+    #sourceLocation(file: "README.md", line: 845)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -454,7 +454,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 862)
+    #sourceLocation(file: "README.md", line: 869)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -466,7 +466,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 25.
     static func sample25() async throws {
-        #sourceLocation(file: "README.md", line: 882)
+        #sourceLocation(file: "README.md", line: 889)
         ServiceRealm.get("inventory").use(URLSessionBackend.shared)   // URLSession on Linux too
         ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
         #sourceLocation()
@@ -474,7 +474,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 26.
     static func sample26() async throws {
-        #sourceLocation(file: "README.md", line: 907)
+        #sourceLocation(file: "README.md", line: 914)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -507,7 +507,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 27.
     static func sample27() async throws {
-        #sourceLocation(file: "README.md", line: 984)
+        #sourceLocation(file: "README.md", line: 991)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -523,7 +523,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 28.
     static func sample28() async throws {
-        #sourceLocation(file: "README.md", line: 999)
+        #sourceLocation(file: "README.md", line: 1006)
         let users = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
         ServiceRealm.get("users").use(users)
@@ -533,7 +533,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 29.
     static func sample29() async throws {
-        #sourceLocation(file: "README.md", line: 1019)
+        #sourceLocation(file: "README.md", line: 1026)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:
@@ -545,7 +545,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 30.
     static func sample30() async throws {
-        #sourceLocation(file: "README.md", line: 1100)
+        #sourceLocation(file: "README.md", line: 1107)
         let companyCA = try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem"))
         ServiceRealm.get("inventory")
             .setBaseURL(URL(string: "https://inventory.internal.example")!)
@@ -556,7 +556,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 31.
     static func sample31() async throws {
-        #sourceLocation(file: "README.md", line: 1112)
+        #sourceLocation(file: "README.md", line: 1119)
         ServiceRealm.get("payments")
             .use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(pinnedPublicKeys: [
@@ -574,7 +574,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 32.
     static func sample32() async throws {
-        #sourceLocation(file: "README.md", line: 1142)
+        #sourceLocation(file: "README.md", line: 1149)
         let identity = try ClientIdentity.pem(
             certificateFile: URL(fileURLWithPath: "/run/secrets/client.pem"),
             privateKeyFile: URL(fileURLWithPath: "/run/secrets/client.key"))
@@ -589,7 +589,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 33.
     static func sample33() async throws {
-        #sourceLocation(file: "README.md", line: 1190)
+        #sourceLocation(file: "README.md", line: 1197)
         let realm = ServiceRealm.get("users").collectMetrics()
         let response = try await UserService.info(uid: 42).request()
         if let last = response.metrics.last {
@@ -600,7 +600,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 1231)
+    #sourceLocation(file: "README.md", line: 1238)
     struct SlowCallReport: RequestObserver {
         func observe(_ event: RequestEvent) {
             switch event.kind {
@@ -619,7 +619,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 34.
     static func sample34() async throws {
-        #sourceLocation(file: "README.md", line: 1246)
+        #sourceLocation(file: "README.md", line: 1253)
         ServiceRealm.get("users")
             .addObserver(SlowCallReport())
             .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
@@ -628,7 +628,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 35.
     static func sample35() async throws {
-        #sourceLocation(file: "README.md", line: 1264)
+        #sourceLocation(file: "README.md", line: 1271)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in

@@ -16,6 +16,13 @@ import FoundationNetworking
 /// statuses are judged after the whole chain — and throws ``ServiceError`` for transport failures,
 /// timeouts and cancellation. What a middleware throws that is not a `ServiceError` reaches the caller as
 /// ``ServiceError/transport(_:underlying:attempts:)``.
+///
+/// Every call takes the chain, whether its body is read whole or streamed. For a stream
+/// (``SwiftyServiceProtocol/stream()``), `next` returns once the head has arrived: the response's
+/// ``Response/isStreamed`` is `true`, its ``Response/data`` is empty, and the body goes to the stream's reader
+/// after the chain; ``Response/whenBodyEnds(_:)`` tells when and how it ended. Calling `next` again (a retry)
+/// is possible until the chain returns, which is before the first byte of body is handed out; a streamed
+/// response a middleware drops stops its transfer.
 public protocol Middleware: Sendable {
     /// Handles one request: usually adjusts it, calls `next`, and looks at what comes back.
     func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
