@@ -12,7 +12,7 @@
 /// timeout can only stop the body that follows it (at once, if one follows). A head that comes after the
 /// exchange ended is discarded. An exchange keeps a body (`streaming`) only when it is the call's own, whose
 /// reader reads it; an attempt's or a shared flight's hands it on with the head.
-struct ExchangeState<Outcome, Body> {
+struct ExchangeState<Outcome: Sendable, Body> {
     enum Phase {
         case idle
         /// The work is under way; what stops it, once the work has said.
@@ -27,27 +27,36 @@ struct ExchangeState<Outcome, Body> {
 
     typealias Waiter = @Sendable (Outcome) -> Void
 
+    /// One party waiting for the outcome: a function to call, or an awaiting task to resume (which spares
+    /// the awaited call a closure).
+    enum Party {
+        case call(Waiter)
+        case resume(UnsafeContinuation<Outcome, Never>)
+
+        func tell(_ outcome: Outcome) {
+            switch self {
+            case let .call(waiter): waiter(outcome)
+            case let .resume(task): task.resume(returning: outcome)
+            }
+        }
+    }
+
     /// The waiters to tell an outcome. Most exchanges have one: it comes without an array.
     struct Waiters {
-        private(set) var first: Waiter?
-        private(set) var others: [Waiter] = []
+        private(set) var first: Party?
+        private(set) var others: [Party] = []
 
-        init(first: Waiter? = nil, others: [Waiter] = []) {
+        init(first: Party? = nil, others: [Party] = []) {
             self.first = first
             self.others = others
         }
 
         var count: Int { (first == nil ? 0 : 1) + others.count }
 
-        func forEach(_ body: (Waiter) -> Void) {
-            if let first { body(first) }
-            others.forEach(body)
-        }
-
         /// Tells each waiter `outcome`, in the order they came.
         func tell(_ outcome: Outcome) {
-            first?(outcome)
-            for waiter in others { waiter(outcome) }
+            first?.tell(outcome)
+            for waiter in others { waiter.tell(outcome) }
         }
     }
 
@@ -57,8 +66,8 @@ struct ExchangeState<Outcome, Body> {
     private(set) var outcome: Outcome?
     private var deadline: Deadline?
     /// Most exchanges have one waiter: it is kept inline, so that they allocate no table.
-    private var firstWaiter: (id: Int, waiter: Waiter)?
-    private var otherWaiters: [(id: Int, waiter: Waiter)] = []
+    private var firstWaiter: (id: Int, waiter: Party)?
+    private var otherWaiters: [(id: Int, waiter: Party)] = []
     private var nextWaiter = 0
     /// Set when the exchange ended without its head: cancelled, timed out or abandoned.
     private var endedEarly = false
@@ -224,12 +233,17 @@ struct ExchangeState<Outcome, Body> {
 
     /// A new waiter: its number, or the outcome to give it at once.
     mutating func add(_ waiter: @escaping Waiter) -> Joined {
+        add(.call(waiter))
+    }
+
+    /// A new waiter of either kind: its number, or the outcome to give it at once.
+    mutating func add(_ party: Party) -> Joined {
         if let outcome { return .decided(outcome) }
         nextWaiter += 1
         if firstWaiter == nil {
-            firstWaiter = (nextWaiter, waiter)
+            firstWaiter = (nextWaiter, party)
         } else {
-            otherWaiters.append((nextWaiter, waiter))
+            otherWaiters.append((nextWaiter, party))
         }
         return .waiting(nextWaiter)
     }
@@ -238,8 +252,8 @@ struct ExchangeState<Outcome, Body> {
 
     /// A waiter leaves before the outcome: it alone is to be told it left. When it was the last one and the
     /// exchange ends when abandoned, the exchange ends too (with `abandoned`, which no waiter hears).
-    mutating func remove(_ id: Int, abandoned: Outcome) -> (waiter: Waiter?, ended: EndAction) {
-        let waiter: Waiter
+    mutating func remove(_ id: Int, abandoned: Outcome) -> (waiter: Party?, ended: EndAction) {
+        let waiter: Party
         if let first = firstWaiter, first.id == id {
             waiter = first.waiter
             firstWaiter = nil

@@ -34,8 +34,8 @@ extension PreparedRequest {
         events?.emit(.built(urlRequest))
         if let resourceTimeout { call.exchange.expire(after: resourceTimeout) }
         guard let state = call.state else {
-            call.exchange.start { answer in
-                transmit(backendRequest, attempt: 1, mode: call.mode, awaited: awaited, answer)
+            call.exchange.start { exchange in
+                transmit(backendRequest, attempt: 1, mode: call.mode, awaited: awaited, to: exchange)
             }
             return
         }
@@ -112,7 +112,7 @@ extension PreparedRequest {
         let attempt = Exchange(request: request)
         let mode = context.call.mode
         let outcome = await withTaskCancellationHandler {
-            attempt.start { answer in transmit(sent, attempt: number, mode: mode, awaited: true, answer) }
+            attempt.start { exchange in transmit(sent, attempt: number, mode: mode, awaited: true, to: exchange) }
             return await attempt.outcome(cancelling: true)
         } onCancel: {
             attempt.cancel()
@@ -139,11 +139,10 @@ extension PreparedRequest {
 
     /// One trip to the backend for `request`: made fit for it (the TLS policy checked, a file body read
     /// for a backend that does not stream, the jar's cookies added), then sent whole or streamed as the
-    /// call reads its body. `answer` hears the head (with the body whole, or arriving) or the failure; the
-    /// cookies the head sets are kept first.
+    /// call reads its body. `exchange` hears the head (with the body whole, or arriving) or the failure,
+    /// named with its own request; the cookies the head sets are kept first.
     private func transmit(
-        _ request: BackendRequest, attempt: Int, mode: CallState.Mode, awaited: Bool,
-        _ answer: @escaping @Sendable (Exchange.Outcome) -> Void
+        _ request: BackendRequest, attempt: Int, mode: CallState.Mode, awaited: Bool, to exchange: Exchange
     ) -> BackendTask {
         let original = request.urlRequest
         let streaming = mode == .streamed ? backend as? any StreamingBackend : nil
@@ -158,7 +157,7 @@ extension PreparedRequest {
             do {
                 try sent.adapt(for: backend)
             } catch {
-                answer(.failure(ServiceError(error, request: original)))
+                exchange.answer(.failure(ServiceError(error, request: original)))
                 return .uncancellable
             }
             sent.addCookies()
@@ -167,7 +166,7 @@ extension PreparedRequest {
         let jar = sent.cookieJar
         let heard: @Sendable (Result<Response, any Error>) -> Void = { result in
             if let jar, case let .success(response) = result { response.keepCookies(in: jar) }
-            answer(result.mapError { ServiceError($0, request: original) })
+            exchange.answer(result.mapError { ServiceError($0, request: exchange.request) })
         }
         guard mode == .streamed else { return send(sent, awaited: awaited, completion: heard) }
         // A backend that does not stream answers whole; its body still reaches the chain as a stream does,

@@ -76,19 +76,20 @@ struct OnePipelineRealServerTests {
     }
 
     /// The backends that stream (the legacy one has the whole body before the reader starts, which is then
-    /// rightly stored).
+    /// rightly stored). The server sends a third of the body, then waits 20 s: the body cannot end whole
+    /// however slow the machine.
     @Test(arguments: CacheServer.backends)
     func aStreamItsReaderLeavesEarlyIsNotStored(_ kind: ConformingBackend) async throws {
         let cache = try HTTPCache()
         let resource = Resource(
-            try realm(kind).useCache(cache), headers: ["Cache-Control: max-age=60"], chunks: 20, pace: 0.05)
+            try realm(kind).useCache(cache), headers: ["Cache-Control: max-age=60"], chunks: 3, pace: 20)
 
         for try await _ in try await resource.endpoint.stream() { break }
         try await Task.sleep(for: .milliseconds(300))
         #expect(cache.memoryUsage == 0, "a body the reader left is not whole: nothing is stored")
 
-        let again = try await resource.endpoint.request()
-        #expect(again.source == .network && again.data == Data(Self.eventBody.utf8))
+        let again = try await resource.endpoint.stream()
+        #expect(again.response.source == .network)
         #expect(try await resource.count() == 2)
     }
 
