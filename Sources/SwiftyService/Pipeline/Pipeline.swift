@@ -69,8 +69,7 @@ extension PreparedRequest {
         let call = makeCall(.buffered)
         // Cancelled before it starts, the request is never sent.
         return try await withTaskCancellationHandler {
-            start(call, askingCache: !askingCache, awaited: true)
-            return try await call.exchange.untilFinished().get()
+            try await call.exchange.untilFinished { start(call, askingCache: !askingCache, awaited: true) }.get()
         } onCancel: {
             call.exchange.cancel()
         }
@@ -144,6 +143,13 @@ extension PreparedRequest {
     private func transmit(
         _ request: BackendRequest, attempt: Int, mode: CallState.Mode, awaited: Bool, to exchange: Exchange
     ) -> BackendTask {
+        // Most requests go as built: no copy to change, no policy to check.
+        if mode == .buffered, request.cookieJar == nil, request.tlsPolicy == nil,
+            !request.needsAdapting(for: backend)
+        {
+            events?.emit(.attemptStarted(attempt: attempt, request.urlRequest))
+            return send(request, awaited: awaited, completion: Self.answering(exchange, keeping: nil))
+        }
         let original = request.urlRequest
         let streaming = mode == .streamed ? backend as? any StreamingBackend : nil
         var sent = request
@@ -152,7 +158,6 @@ extension PreparedRequest {
             sent.downloadFile = nil
             if streaming != nil { sent.maxResponseSize = nil }
         }
-        // Most requests go as built: no copy to change, no policy to check.
         if sent.cookieJar != nil || sent.tlsPolicy != nil || sent.needsAdapting(for: backend) {
             do {
                 try sent.adapt(for: backend)
@@ -163,11 +168,7 @@ extension PreparedRequest {
             sent.addCookies()
         }
         events?.emit(.attemptStarted(attempt: attempt, sent.urlRequest))
-        let jar = sent.cookieJar
-        let heard: @Sendable (Result<Response, any Error>) -> Void = { result in
-            if let jar, case let .success(response) = result { response.keepCookies(in: jar) }
-            exchange.answer(result.mapError { ServiceError($0, request: exchange.request) })
-        }
+        let heard = Self.answering(exchange, keeping: sent.cookieJar)
         guard mode == .streamed else { return send(sent, awaited: awaited, completion: heard) }
         // A backend that does not stream answers whole; its body still reaches the chain as a stream does,
         // so that middleware sees every stream the same way.
@@ -180,6 +181,17 @@ extension PreparedRequest {
             }
         sink.attach(task)
         return task
+    }
+
+    /// What a backend's answer does: the cookies the head sets kept in `jar`, then `exchange` answered, a
+    /// failure named with the exchange's own request.
+    private static func answering(_ exchange: Exchange, keeping jar: CookieJar?)
+        -> @Sendable (Result<Response, any Error>) -> Void
+    {
+        { result in
+            if let jar, case let .success(response) = result { response.keepCookies(in: jar) }
+            exchange.answer(result.mapError { ServiceError($0, request: exchange.request) })
+        }
     }
 
     /// Hands `request` to the backend: on the sender's thread where the backend can and the sender only
