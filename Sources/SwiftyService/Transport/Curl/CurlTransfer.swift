@@ -1,3 +1,4 @@
+import CCurlShim
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -34,6 +35,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// The options of the request's TLS policy, kept while the transfer may connect: on a libcurl that takes
     /// no roots in memory, they own the file its handles read the roots from.
     var tlsOptions: CurlTLSOptions?
+    /// The current hop's record of its TLS handshake, when it goes over https on a libcurl that can watch one.
+    private var handshakeWatch: OpaquePointer?
 
     // The current hop's response.
     private var statusLine: String?
@@ -101,6 +104,31 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     }
 
     var hasBody: Bool { bodyBytes != nil || bodyFile != nil }
+
+    deinit {
+        ccurl_tls_watch_release(handshakeWatch)
+    }
+
+    /// A new record for the hop's handshake (the last hop's let go of), for `CURLOPT_SSL_CTX_DATA`.
+    func watchNewHandshake() -> OpaquePointer? {
+        stopWatchingHandshake()
+        handshakeWatch = ccurl_tls_watch_new()
+        return handshakeWatch
+    }
+
+    func stopWatchingHandshake() {
+        ccurl_tls_watch_release(handshakeWatch)
+        handshakeWatch = nil
+    }
+
+    /// What the current hop's TLS handshake showed, as far as it was watched.
+    var handshake: TLSHandshakeFacts {
+        let flags = ccurl_tls_watch_flags(handshakeWatch)
+        return TLSHandshakeFacts(
+            certificateRequested: flags & CCURL_TLS_CERTIFICATE_REQUESTED != 0,
+            serverWentOn: flags & CCURL_TLS_SERVER_WENT_ON != 0 || headBytes > 0,
+            certificatePresented: request.tlsPolicy?.clientIdentity != nil)
+    }
 
     // MARK: libcurl callbacks
 

@@ -39,6 +39,9 @@ struct LibCurl: @unchecked Sendable {
     private let multiSetopt: UnsafeMutableRawPointer
     /// `curl_easy_pause`: resumes a transfer a streamed response's full buffer paused.
     let easyPause: (@convention(c) (Handle, Int32) -> Int32)?
+    /// Whether each new TLS connection's handshake can be watched (`ccurl_tls_watch_*`): libcurl on OpenSSL,
+    /// whose functions are found through libcurl's handle.
+    private(set) var watchesTLSHandshakes = false
 
     /// libcurl, or `nil` with the reason it could not be loaded.
     static let shared: Result<LibCurl, CurlUnavailable> = load()
@@ -69,7 +72,7 @@ struct LibCurl: @unchecked Sendable {
             return address
         }
         let globalInit = symbol("curl_global_init", as: (@convention(c) (Int) -> Int32).self)
-        let curl = LibCurl(
+        var curl = LibCurl(
             easyInit: symbol("curl_easy_init", as: (@convention(c) () -> Handle?).self) ?? { nil },
             easyCleanup: symbol("curl_easy_cleanup", as: (@convention(c) (Handle) -> Void).self) ?? { _ in },
             easyReset: symbol("curl_easy_reset", as: (@convention(c) (Handle) -> Void).self) ?? { _ in },
@@ -124,6 +127,12 @@ struct LibCurl: @unchecked Sendable {
                     reason: "libcurl lacks \(missing.joined(separator: ", ")) (7.68 or later is needed)"))
         }
         _ = globalInit(Option.globalAll)
+        if curl.version.tls.hasPrefix("OpenSSL") {
+            curl.watchesTLSHandshakes =
+                ccurl_tls_watch_setup(
+                    dlsym(library, "SSL_CTX_callback_ctrl"), dlsym(library, "SSL_CTX_ctrl"),
+                    dlsym(library, "SSL_CTX_set_ex_data"), dlsym(library, "CRYPTO_get_ex_new_index")) == 1
+        }
         return .success(curl)
     }
 
@@ -236,6 +245,9 @@ struct LibCurl: @unchecked Sendable {
         static let sslCertBlob: Int32 = 40_291
         static let sslKeyBlob: Int32 = 40_292
         static let sslVersion: Int32 = 32
+        /// `CURLOPT_SSL_CTX_FUNCTION`, `CURLOPT_SSL_CTX_DATA`: called with each new connection's SSL_CTX.
+        static let sslContextFunction: Int32 = 20_108
+        static let sslContextData: Int32 = 10_109
         /// `CURL_SSLVERSION_TLSv1_2`, `CURL_SSLVERSION_TLSv1_3`
         static let sslVersionTLS12 = 6
         static let sslVersionTLS13 = 7
