@@ -47,8 +47,10 @@ final class PreparedRequest: Sendable {
     /// The realm's cache when it is first in ``middleware``: a fresh hit is answered before the chain starts.
     let leadingCache: CacheMiddleware?
     let errorBody: ErrorBody?
-    /// The deadline for the whole request, if the realm sets one.
+    /// The deadline for the whole request, as sent by `request()` (a stream asks ``limits`` for its own).
     let resourceTimeout: TimeInterval?
+    /// The limits the settings chose, for each way of sending the request (``CallMode``).
+    let limits: RequestLimits
     /// Where an accepted body goes, moved there from ``BackendRequest/downloadFile`` when it is settled.
     let download: DownloadDestination?
     /// The attempts' metrics, when they are collected and attempts go through middleware.
@@ -62,8 +64,8 @@ final class PreparedRequest: Sendable {
         backendRequest: BackendRequest, backend: any NetworkBackend, callbackQueue: DispatchQueue?,
         validStatusCodes: StatusCodes, middleware: [any Middleware], leadingCache: CacheMiddleware?,
         metricsLog: MetricsLog?,
-        errorBody: ErrorBody?, resourceTimeout: TimeInterval?, download: DownloadDestination?,
-        decoder: JSONDecoder?
+        errorBody: ErrorBody?, resourceTimeout: TimeInterval?, limits: RequestLimits,
+        download: DownloadDestination?, decoder: JSONDecoder?
     ) {
         self.backendRequest = backendRequest
         self.backend = backend
@@ -74,6 +76,7 @@ final class PreparedRequest: Sendable {
         self.metricsLog = metricsLog
         self.errorBody = errorBody
         self.resourceTimeout = resourceTimeout
+        self.limits = limits
         self.download = download
         self.decoder = decoder
     }
@@ -99,8 +102,10 @@ enum RequestBuilder {
         if let contentType = body.contentType, headers.value(for: "Content-Type") == nil {
             headers.set("Content-Type", contentType)
         }
-        let timeouts = Timeouts(
-            timeout: settings.top { $0.timeout }, resource: settings.top { $0.resourceTimeout })
+        let timeout = settings.top { $0.timeout } ?? RealmConfiguration.defaultTimeout
+        let limits = settings.limits(timeout: timeout)
+        let mode = CallMode(download: draft.download, uploadsFromFile: body.file != nil)
+        let timeouts = Timeouts(timeout: timeout, resource: limits.resourceTimeout(for: mode))
         if let problem = timeouts.problem { throw target.invalid(problem) }
         if let download = draft.download, !download.replacesExisting,
             FileManager.default.fileExists(atPath: download.url.path)
@@ -114,7 +119,9 @@ enum RequestBuilder {
         request.cachePolicy = settings.cachePolicy(for: crudMethods)
         if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
         request.httpBody = body.data
-        return assemble(request, draft, settings, body.file, timeouts.resource, progress)
+        return assemble(
+            request, draft, settings, body.file, (timeouts.resource, limits.maxResponseSize(for: mode), limits),
+            progress)
     }
 
     /// The HTTP method, and the CRUD methods whose per-CRUD settings apply to it (none looked up when no
@@ -134,7 +141,8 @@ enum RequestBuilder {
 
     private static func assemble(
         _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack, _ bodyFile: BodyFile?,
-        _ resourceTimeout: TimeInterval?, _ progress: ProgressThrottle?
+        _ decided: (resourceTimeout: TimeInterval?, maxResponseSize: Int?, limits: RequestLimits),
+        _ progress: ProgressThrottle?
     ) -> PreparedRequest {
         let observers = settings.observers
         let collectsMetrics = settings.top { $0.collectsMetrics } ?? !observers.isEmpty
@@ -144,8 +152,8 @@ enum RequestBuilder {
                 urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
                 sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
                 downloadFile: draft.download?.stagingFile(),
-                maxResponseSize: settings.top { $0.maxResponseSize },
-                cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy },
+                maxResponseSize: decided.maxResponseSize,
+                cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,
                 progress: progress,
                 collectsMetrics: collectsMetrics,
                 events: observers.isEmpty ? nil : EventEmitter(observers: observers)),
@@ -156,7 +164,8 @@ enum RequestBuilder {
             leadingCache: leadingCache,
             metricsLog: collectsMetrics && !middleware.isEmpty ? MetricsLog() : nil,
             errorBody: settings.top { $0.errorBody },
-            resourceTimeout: resourceTimeout,
+            resourceTimeout: decided.resourceTimeout,
+            limits: decided.limits,
             download: draft.download,
             decoder: settings.top { $0.decoder })
     }
@@ -189,8 +198,7 @@ struct Timeouts {
     /// Why the timeouts cannot be used, if they cannot.
     let problem: ServiceError.InvalidRequestReason?
 
-    init(timeout: TimeInterval?, resource resourceTimeout: TimeInterval?) {
-        let timeout = timeout ?? RealmConfiguration.defaultTimeout
+    init(timeout: TimeInterval, resource resourceTimeout: TimeInterval?) {
         if !(timeout > 0) {
             problem = .invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds")
         } else if let resourceTimeout, !(resourceTimeout > 0) {

@@ -50,11 +50,11 @@ extension PreparedRequest {
             var sent = backendRequest
             do {
                 try sent.adapt(for: backend)
+                try sent.addCookies()
             } catch {
                 answer(.failure(ServiceError(error, request: request)))
                 return .uncancellable
             }
-            sent.addCookies()
             return send(sent, awaited: awaited, completion: completion)
         }
     }
@@ -125,7 +125,7 @@ extension PreparedRequest {
     private func attempt(_ request: URLRequest, context: RequestContext) async throws -> Response {
         var (number, sent) = try attemptRequest(request, context: context)
         try sent.adapt(for: backend)
-        sent.addCookies()
+        try sent.addCookies()
         context.events?.emit(.attemptStarted(attempt: number, sent.urlRequest))
         let attempt = Exchange(request: request)
         let outcome = await withTaskCancellationHandler {

@@ -44,9 +44,13 @@ extension PreparedRequest {
             builtFrom: backendRequest.builtFrom, crudMethod: backendRequest.crudMethod,
             redaction: backendRequest.redaction, counter: AttemptCounter(), events: backendRequest.events,
             metricsLog: nil, streamEnd: ends)
-        if let resourceTimeout {
+        // A stream gets the deadline its settings chose, never the default of a buffered request.
+        if let resourceTimeout = limits.resourceTimeout(for: .stream) {
             let request = urlRequest
-            attempts.keep(Deadline(after: resourceTimeout) { attempts.stop(with: .timedOut(request)) })
+            attempts.keep(
+                Deadline(after: resourceTimeout) {
+                    attempts.stop(with: .deadlinePassed(request, after: resourceTimeout))
+                })
         }
         let head: Response
         do {
@@ -68,7 +72,7 @@ extension PreparedRequest {
             var whole = head
             do {
                 whole.data = try await sink.collect(
-                    limit: backendRequest.maxResponseSize ?? Self.errorBodyLimit)
+                    limit: limits.maxResponseSize(for: .stream) ?? Self.errorBodyLimit)
             } catch {
                 // The status is the news; a body that could not be read leaves the error body out.
             }
@@ -135,9 +139,9 @@ extension PreparedRequest {
         // A stream's body goes to its reader, not to a file, and only its lines and events have a size limit.
         sent.downloadFile = nil
         let streaming = backend as? any StreamingBackend
-        if streaming != nil { sent.maxResponseSize = nil }
+        sent.maxResponseSize = streaming != nil ? nil : limits.maxResponseSize(for: .stream)
         try sent.adapt(for: backend)
-        sent.addCookies()
+        try sent.addCookies()
         context.events?.emit(.attemptStarted(attempt: number, sent.urlRequest))
         let attempt = Exchange(request: request)
         let backend = backend
