@@ -31,7 +31,7 @@ Run: python3 misbehaving_server.py PORT   (prints "sink-port N", then "ready" on
   /cookies?l00=L&l01=L…   200 with one `Set-Cookie: L` line per parameter, in the parameters' order (each L
                           percent-decoded once, byte for byte, so that it may hold commas, quotes and control
                           characters), and as its body the request's `Cookie` header exactly as it came (empty
-                          without one)
+                          without one); with `redirect=P`, a 302 to P instead, its lines set all the same
   /sink-bytes             the number of bytes the sink has received, as text
   /sink-reset             sets that number to 0 (answers 204)
 
@@ -249,7 +249,9 @@ class Handler(socketserver.BaseRequestHandler):
             name, _, value = line.partition(b":")
             if name.strip().lower() == b"cookie":
                 cookie = value.strip(b" \t")
-        head = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: application/octet-stream\r\n"
+        redirect = self.query.get("redirect")
+        status = b"302 Found\r\nLocation: " + redirect[0].encode("latin-1") if redirect else b"200 OK"
+        head = b"HTTP/1.1 " + status + b"\r\nConnection: close\r\nContent-Type: application/octet-stream\r\n"
         head += b"".join(b"Set-Cookie: " + line + b"\r\n" for _, line in sorted(lines))
         head += b"Content-Length: " + str(len(cookie)).encode() + b"\r\n\r\n"
         connection.sendall(head + cookie)

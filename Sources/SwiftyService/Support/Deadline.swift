@@ -21,9 +21,10 @@ final class Deadline: @unchecked Sendable {
     static let sweptFrom: TimeInterval = 30
     static let sweepInterval: TimeInterval = 0.1
 
-    /// Runs `action` on a global queue after `seconds`, unless cancelled first.
-    init(after seconds: TimeInterval, _ action: @escaping @Sendable () -> Void) {
-        if seconds >= Self.sweptFrom {
+    /// Runs `action` on a global queue after `seconds`, unless cancelled first. `swept` chooses the timer
+    /// (for tests); by default, deadlines of ``sweptFrom`` seconds or more are swept.
+    init(after seconds: TimeInterval, swept: Bool? = nil, _ action: @escaping @Sendable () -> Void) {
+        if swept ?? (seconds >= Self.sweptFrom) {
             timer = .swept(DeadlineSweeper.shared.add(after: seconds, action))
             return
         }
@@ -49,7 +50,7 @@ final class Deadline: @unchecked Sendable {
 
 /// The long deadlines of the process, looked at together by one timer. The timer runs while there are any, and
 /// a second more: requests sent one after another, each with its deadline, start it once.
-private final class DeadlineSweeper: @unchecked Sendable {
+final class DeadlineSweeper: @unchecked Sendable {
     static let shared = DeadlineSweeper()
 
     private struct Entry {
@@ -74,6 +75,9 @@ private final class DeadlineSweeper: @unchecked Sendable {
             return nextID
         }
     }
+
+    /// The deadlines waiting, and whether the timer runs (for tests).
+    var state: (waiting: Int, timerRuns: Bool) { lock.withLock { (entries.count, timer != nil) } }
 
     func remove(_ id: Int) {
         // The action is let go of after the lock: releasing it may release what it holds.

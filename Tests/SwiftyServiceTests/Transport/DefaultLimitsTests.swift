@@ -40,7 +40,8 @@ struct DefaultLimitsTests {
         let error = await #expect(throws: ServiceError.self) {
             try await TestEndpoint(try realm(kind), "zeros", parameters: ["mb": 65]).request()
         }
-        let tooLarge = try #require(error?.underlyingError as? ResponseTooLarge, "\(kind): \(String(describing: error))")
+        let tooLarge = try #require(
+            error?.underlyingError as? ResponseTooLarge, "\(kind): \(String(describing: error))")
         #expect(tooLarge.limit == Self.cap)
         let description = try #require(error?.description)
         #expect(description.contains("67108864-byte limit"), "\(description)")
@@ -148,7 +149,9 @@ struct GzipBombTests {
         #expect(tooLarge?.limit == DefaultLimitsTests.cap, "\(kind): \(String(describing: error))")
         #expect(error?.description.contains("setMaxResponseSize") == true)
         let grewBy = (peak - before) / 1024
-        print("\(kind): gzip bomb stopped after \(elapsed) s; resident \(before / 1024) MB before, peak \(peak / 1024) MB (+\(grewBy) MB)")
+        print(
+            "\(kind): gzip bomb stopped after \(elapsed) s; resident \(before / 1024) MB before, peak \(peak / 1024) MB (+\(grewBy) MB)"
+        )
         // The cap is 64 MiB; a body grown by doubling may hold twice that for a moment. Unbounded, the bomb
         // is 10 GB.
         #expect(grewBy < 320, "\(kind): the peak grew by \(grewBy) MB")
