@@ -120,7 +120,8 @@ enum RequestBuilder {
         if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
         request.httpBody = body.data
         return assemble(
-            request, draft, settings, body.file, (timeouts.resource, limits.maxResponseSize(for: mode), limits),
+            request, draft, settings, body.file,
+            (timeouts.resource, limits.maxResponseSize(for: mode), limits),
             progress)
     }
 

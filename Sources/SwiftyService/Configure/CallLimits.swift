@@ -25,11 +25,12 @@ enum LimitSetting<Value: Sendable>: Sendable {
 
 /// How a call keeps its answer, which decides the limits it gets when the realm sets none.
 ///
-/// Buffered calls hold the body in memory and are meant to be quick: they get ``RealmConfiguration/defaultMaxResponseSize``
-/// and a deadline of ``RealmConfiguration/defaultResourceTimeoutFactor`` times the timeout. An upload from a file
-/// takes as long as the file and the link make it: it keeps the size cap (its answer is in memory) but gets no
-/// default deadline. A download to a file and a stream keep their own bounds (the disk; line and event sizes) and
-/// get neither default.
+/// Buffered calls hold the body in memory and are meant to be quick: they get
+/// ``RealmConfiguration/defaultMaxResponseSize`` and a deadline of
+/// ``RealmConfiguration/defaultResourceTimeoutFactor`` times the timeout. An upload from a file takes as long
+/// as the file and the link make it: it keeps the size cap (its answer is in memory) but gets no default
+/// deadline. A download to a file and a stream keep their own bounds (the disk; line and event sizes) and get
+/// neither default.
 enum CallMode: Sendable {
     case buffered
     case uploadFromFile
@@ -77,7 +78,8 @@ struct RequestLimits: Sendable {
 extension SettingsStack {
     /// The limits the layers chose for a request whose timeout is `timeout`.
     func limits(timeout: TimeInterval) -> RequestLimits {
-        RequestLimits(size: top { $0.maxResponseSize }, deadline: top { $0.resourceTimeout }, timeout: timeout)
+        RequestLimits(
+            size: top { $0.maxResponseSize }, deadline: top { $0.resourceTimeout }, timeout: timeout)
     }
 }
 

@@ -88,7 +88,8 @@ final class DeadlineSweeper: @unchecked Sendable {
         let timer = DispatchSource.makeTimerSource(queue: .global())
         let nanoseconds = Int(Deadline.sweepInterval * 1e9)
         let interval = DispatchTimeInterval.nanoseconds(nanoseconds)
-        timer.schedule(deadline: .now() + interval, repeating: interval, leeway: .nanoseconds(nanoseconds / 2))
+        timer.schedule(
+            deadline: .now() + interval, repeating: interval, leeway: .nanoseconds(nanoseconds / 2))
         timer.setEventHandler { [weak self] in self?.sweep() }
         timer.activate()
         return timer
