@@ -173,23 +173,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             return streamed(data, of: dataTask, into: sink)
         }
         let progress = tracked.withLock { table -> (BackendRequest, Int64, @Sendable () -> Void)? in
-            guard let tracked = table[dataTask.taskIdentifier], let streaming = tracked.streaming else {
-                return nil
-            }
-            let received = Int64(streaming.data.count + data.count)
-            // Stopped for its size, the task is told again with every chunk that still comes: FoundationNetworking
-            // was seen to let a transfer run on, decoding, after the first cancel.
-            if case .tooLarge = tracked.ending { return (streaming.request, received, streaming.activity) }
-            guard case .finished = tracked.ending else { return nil }
-            // A body past its limit is not kept: FoundationNetworking reads (and decodes) ahead of its delegate,
-            // and delivers what it read after the cancel too, which a gzip bomb makes gigabytes of.
-            if let limit = streaming.request.maxResponseSize, streaming.request.downloadFile == nil,
-                received > Int64(limit)
-            {
-                return (streaming.request, received, streaming.activity)
-            }
+            guard table[dataTask.taskIdentifier]?.streaming != nil else { return nil }
             table[dataTask.taskIdentifier]?.streaming?.data.append(data)
-            return (streaming.request, received, streaming.activity)
+            guard let streaming = table[dataTask.taskIdentifier]?.streaming else { return nil }
+            return (streaming.request, Int64(streaming.data.count), streaming.activity)
         }
         guard let (request, received, activity) = progress else { return }
         activity()
