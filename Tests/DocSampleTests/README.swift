@@ -237,7 +237,7 @@ enum ReadmeSamples {
         _ = huge
     }
 
-    #sourceLocation(file: "README.md", line: 429)
+    #sourceLocation(file: "README.md", line: 432)
     enum PhotoService: SwiftyServiceProtocol {
         case upload(photo: URL, caption: String)
         case original(id: Int, to: URL)
@@ -271,7 +271,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 12.
     static func sample12() async throws {
-        #sourceLocation(file: "README.md", line: 459)
+        #sourceLocation(file: "README.md", line: 462)
         let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
             print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
         }
@@ -286,7 +286,7 @@ enum ReadmeSamples {
         _ = response
     }
 
-    #sourceLocation(file: "README.md", line: 507)
+    #sourceLocation(file: "README.md", line: 510)
     enum Assistant: SwiftyServiceProtocol {
         case complete(prompt: String)
 
@@ -303,7 +303,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 13.
     static func sample13() async throws {
-        #sourceLocation(file: "README.md", line: 520)
+        #sourceLocation(file: "README.md", line: 523)
         let reply = try await Assistant.complete(prompt: "Write a haiku about Linux").stream()
         _ = reply.response.statusCode                              // 200: the head, before any token
         var text = ""
@@ -315,14 +315,14 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 533)
+    #sourceLocation(file: "README.md", line: 536)
     struct Change: Decodable, Sendable {
         let id: Int
         let kind: String
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 538)
+    #sourceLocation(file: "README.md", line: 541)
     enum Feed: SwiftyServiceProtocol {
         case changes(since: Int)
 
@@ -338,7 +338,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 14.
     static func sample14() async throws {
-        #sourceLocation(file: "README.md", line: 550)
+        #sourceLocation(file: "README.md", line: 553)
         var latest = 0
         for try await change in try await Feed.changes(since: 0).stream().jsonLines(as: Change.self) {
             latest = max(latest, change.id)                    // a line that does not decode throws .decoding, naming it
@@ -348,7 +348,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 15.
     static func sample15() async throws {
-        #sourceLocation(file: "README.md", line: 561)
+        #sourceLocation(file: "README.md", line: 564)
         let handle = Feed.changes(since: 0).stream { chunk in
             print("\(chunk.count) bytes")
         } completion: { result in
@@ -364,7 +364,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 617)
+    #sourceLocation(file: "README.md", line: 620)
     struct UserAgent: Middleware {
         func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
             var request = request
@@ -376,14 +376,14 @@ enum ReadmeSamples {
 
     /// README.md, swift block 16.
     static func sample16() async throws {
-        #sourceLocation(file: "README.md", line: 624)
+        #sourceLocation(file: "README.md", line: 627)
         ServiceRealm.get("users").addMiddleware(UserAgent())
         #sourceLocation()
     }
 
     /// README.md, swift block 17.
     static func sample17() async throws {
-        #sourceLocation(file: "README.md", line: 637)
+        #sourceLocation(file: "README.md", line: 640)
         ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
         ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
         #sourceLocation()
@@ -391,7 +391,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 18.
     static func sample18() async throws {
-        #sourceLocation(file: "README.md", line: 652)
+        #sourceLocation(file: "README.md", line: 655)
         let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
         ServiceRealm.get("users").addMiddleware(auth)
         #sourceLocation()
@@ -399,7 +399,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 19.
     static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 665)
+        #sourceLocation(file: "README.md", line: 668)
         ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
         // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
         // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
@@ -408,7 +408,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 20.
     static func sample20() async throws {
-        #sourceLocation(file: "README.md", line: 690)
+        #sourceLocation(file: "README.md", line: 693)
         ServiceRealm.get("users")
             .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
             .decodeErrorBodies(.json(APIError.self))
@@ -423,7 +423,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 21.
     static func sample21() async throws {
-        #sourceLocation(file: "README.md", line: 718)
+        #sourceLocation(file: "README.md", line: 721)
         ServiceRealm.get("shop").useCookies()                                        // in memory, this realm only
         let jar = try CookieJar(file: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cookies.json"))
         ServiceRealm.get("accounts").useCookies(jar)                                // persisted; one jar…
@@ -433,7 +433,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 22.
     static func sample22() async throws {
-        #sourceLocation(file: "README.md", line: 753)
+        #sourceLocation(file: "README.md", line: 756)
         let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
@@ -442,7 +442,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 879)
+    #sourceLocation(file: "README.md", line: 882)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -458,7 +458,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 903)
+    #sourceLocation(file: "README.md", line: 906)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -470,7 +470,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 25.
     static func sample25() async throws {
-        #sourceLocation(file: "README.md", line: 923)
+        #sourceLocation(file: "README.md", line: 926)
         ServiceRealm.get("inventory").use(URLSessionBackend.shared)   // URLSession on Linux too
         ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
         #sourceLocation()
@@ -478,7 +478,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 26.
     static func sample26() async throws {
-        #sourceLocation(file: "README.md", line: 948)
+        #sourceLocation(file: "README.md", line: 951)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -511,7 +511,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 27.
     static func sample27() async throws {
-        #sourceLocation(file: "README.md", line: 1025)
+        #sourceLocation(file: "README.md", line: 1028)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -527,7 +527,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 28.
     static func sample28() async throws {
-        #sourceLocation(file: "README.md", line: 1040)
+        #sourceLocation(file: "README.md", line: 1043)
         let users = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
         ServiceRealm.get("users").use(users)
@@ -537,7 +537,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 29.
     static func sample29() async throws {
-        #sourceLocation(file: "README.md", line: 1060)
+        #sourceLocation(file: "README.md", line: 1063)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:
@@ -549,7 +549,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 30.
     static func sample30() async throws {
-        #sourceLocation(file: "README.md", line: 1160)
+        #sourceLocation(file: "README.md", line: 1163)
         let companyCA = try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem"))
         ServiceRealm.get("inventory")
             .setBaseURL(URL(string: "https://inventory.internal.example")!)
@@ -560,7 +560,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 31.
     static func sample31() async throws {
-        #sourceLocation(file: "README.md", line: 1172)
+        #sourceLocation(file: "README.md", line: 1175)
         ServiceRealm.get("payments")
             .use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(pinnedPublicKeys: [
@@ -578,7 +578,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 32.
     static func sample32() async throws {
-        #sourceLocation(file: "README.md", line: 1202)
+        #sourceLocation(file: "README.md", line: 1205)
         let identity = try ClientIdentity.pem(
             certificateFile: URL(fileURLWithPath: "/run/secrets/client.pem"),
             privateKeyFile: URL(fileURLWithPath: "/run/secrets/client.key"))
@@ -593,7 +593,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 33.
     static func sample33() async throws {
-        #sourceLocation(file: "README.md", line: 1237)
+        #sourceLocation(file: "README.md", line: 1240)
         let strict = TLSPolicy(pinnedPublicKeys: [try PublicKeyPin(sha256: "k2eEB8lkvNhJMVAAqWYZ+TWTwzECLG37C7+OVMZJRGY=")])
         let pinned = try await UserService.info(uid: 42).override { $0.setTLSPolicy(strict) }.request()
         let underSystemRules = try await UserService.info(uid: 42).override { $0.setTLSPolicy(nil) }.request()  // the system's rules
@@ -604,7 +604,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 34.
     static func sample34() async throws {
-        #sourceLocation(file: "README.md", line: 1278)
+        #sourceLocation(file: "README.md", line: 1281)
         let realm = ServiceRealm.get("users").collectMetrics()
         let response = try await UserService.info(uid: 42).request()
         if let last = response.metrics.last {
@@ -615,7 +615,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 1319)
+    #sourceLocation(file: "README.md", line: 1322)
     struct SlowCallReport: RequestObserver {
         func observe(_ event: RequestEvent) {
             switch event.kind {
@@ -634,7 +634,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 35.
     static func sample35() async throws {
-        #sourceLocation(file: "README.md", line: 1334)
+        #sourceLocation(file: "README.md", line: 1337)
         ServiceRealm.get("users")
             .addObserver(SlowCallReport())
             .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
@@ -643,7 +643,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 36.
     static func sample36() async throws {
-        #sourceLocation(file: "README.md", line: 1352)
+        #sourceLocation(file: "README.md", line: 1355)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in
