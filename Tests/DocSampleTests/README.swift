@@ -228,12 +228,16 @@ enum ReadmeSamples {
 
     /// README.md, swift block 11.
     static func sample11() async throws {
-        #sourceLocation(file: "README.md", line: 386)
-        realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)
+        #sourceLocation(file: "README.md", line: 396)
+        realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)           // tighter than the defaults
+        ServiceRealm.get("exports").setMaxResponseSize(512 << 20)           // a module that fetches big files into memory
+        ServiceRealm.get("reports").setResourceTimeout(.unlimited)          // slow on purpose: only silences are bounded
+        let huge = try await UserService.info(uid: 42).override { $0.setMaxResponseSize(.unlimited) }.request()
         #sourceLocation()
+        _ = huge
     }
 
-    #sourceLocation(file: "README.md", line: 402)
+    #sourceLocation(file: "README.md", line: 432)
     enum PhotoService: SwiftyServiceProtocol {
         case upload(photo: URL, caption: String)
         case original(id: Int, to: URL)
@@ -267,7 +271,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 12.
     static func sample12() async throws {
-        #sourceLocation(file: "README.md", line: 432)
+        #sourceLocation(file: "README.md", line: 462)
         let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
             print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
         }
@@ -282,7 +286,7 @@ enum ReadmeSamples {
         _ = response
     }
 
-    #sourceLocation(file: "README.md", line: 480)
+    #sourceLocation(file: "README.md", line: 510)
     enum Assistant: SwiftyServiceProtocol {
         case complete(prompt: String)
 
@@ -299,7 +303,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 13.
     static func sample13() async throws {
-        #sourceLocation(file: "README.md", line: 493)
+        #sourceLocation(file: "README.md", line: 523)
         let reply = try await Assistant.complete(prompt: "Write a haiku about Linux").stream()
         _ = reply.response.statusCode                              // 200: the head, before any token
         var text = ""
@@ -311,14 +315,14 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 506)
+    #sourceLocation(file: "README.md", line: 536)
     struct Change: Decodable, Sendable {
         let id: Int
         let kind: String
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 511)
+    #sourceLocation(file: "README.md", line: 541)
     enum Feed: SwiftyServiceProtocol {
         case changes(since: Int)
 
@@ -334,7 +338,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 14.
     static func sample14() async throws {
-        #sourceLocation(file: "README.md", line: 523)
+        #sourceLocation(file: "README.md", line: 553)
         var latest = 0
         for try await change in try await Feed.changes(since: 0).stream().jsonLines(as: Change.self) {
             latest = max(latest, change.id)                    // a line that does not decode throws .decoding, naming it
@@ -344,7 +348,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 15.
     static func sample15() async throws {
-        #sourceLocation(file: "README.md", line: 534)
+        #sourceLocation(file: "README.md", line: 564)
         let handle = Feed.changes(since: 0).stream { chunk in
             print("\(chunk.count) bytes")
         } completion: { result in
@@ -360,7 +364,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 593)
+    #sourceLocation(file: "README.md", line: 624)
     struct UserAgent: Middleware {
         func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
             var request = request
@@ -372,14 +376,14 @@ enum ReadmeSamples {
 
     /// README.md, swift block 16.
     static func sample16() async throws {
-        #sourceLocation(file: "README.md", line: 600)
+        #sourceLocation(file: "README.md", line: 631)
         ServiceRealm.get("users").addMiddleware(UserAgent())
         #sourceLocation()
     }
 
     /// README.md, swift block 17.
     static func sample17() async throws {
-        #sourceLocation(file: "README.md", line: 613)
+        #sourceLocation(file: "README.md", line: 644)
         ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
         ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
         #sourceLocation()
@@ -387,7 +391,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 18.
     static func sample18() async throws {
-        #sourceLocation(file: "README.md", line: 628)
+        #sourceLocation(file: "README.md", line: 659)
         let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
         ServiceRealm.get("users").addMiddleware(auth)
         #sourceLocation()
@@ -395,7 +399,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 19.
     static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 641)
+        #sourceLocation(file: "README.md", line: 672)
         ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
         // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
         // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
@@ -404,7 +408,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 20.
     static func sample20() async throws {
-        #sourceLocation(file: "README.md", line: 666)
+        #sourceLocation(file: "README.md", line: 697)
         ServiceRealm.get("users")
             .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
             .decodeErrorBodies(.json(APIError.self))
@@ -419,7 +423,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 21.
     static func sample21() async throws {
-        #sourceLocation(file: "README.md", line: 697)
+        #sourceLocation(file: "README.md", line: 728)
         ServiceRealm.get("shop").useCookies()                                        // in memory, this realm only
         let jar = try CookieJar(file: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cookies.json"))
         ServiceRealm.get("accounts").useCookies(jar)                                // persisted; one jar…
@@ -429,7 +433,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 22.
     static func sample22() async throws {
-        #sourceLocation(file: "README.md", line: 719)
+        #sourceLocation(file: "README.md", line: 763)
         let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
@@ -438,7 +442,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 845)
+    #sourceLocation(file: "README.md", line: 889)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -454,7 +458,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 869)
+    #sourceLocation(file: "README.md", line: 913)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -466,7 +470,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 25.
     static func sample25() async throws {
-        #sourceLocation(file: "README.md", line: 889)
+        #sourceLocation(file: "README.md", line: 933)
         ServiceRealm.get("inventory").use(URLSessionBackend.shared)   // URLSession on Linux too
         ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
         #sourceLocation()
@@ -474,7 +478,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 26.
     static func sample26() async throws {
-        #sourceLocation(file: "README.md", line: 914)
+        #sourceLocation(file: "README.md", line: 958)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -507,7 +511,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 27.
     static func sample27() async throws {
-        #sourceLocation(file: "README.md", line: 991)
+        #sourceLocation(file: "README.md", line: 1035)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -523,7 +527,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 28.
     static func sample28() async throws {
-        #sourceLocation(file: "README.md", line: 1006)
+        #sourceLocation(file: "README.md", line: 1050)
         let users = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
         ServiceRealm.get("users").use(users)
@@ -533,7 +537,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 29.
     static func sample29() async throws {
-        #sourceLocation(file: "README.md", line: 1026)
+        #sourceLocation(file: "README.md", line: 1070)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:
@@ -545,7 +549,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 30.
     static func sample30() async throws {
-        #sourceLocation(file: "README.md", line: 1107)
+        #sourceLocation(file: "README.md", line: 1170)
         let companyCA = try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem"))
         ServiceRealm.get("inventory")
             .setBaseURL(URL(string: "https://inventory.internal.example")!)
@@ -556,7 +560,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 31.
     static func sample31() async throws {
-        #sourceLocation(file: "README.md", line: 1119)
+        #sourceLocation(file: "README.md", line: 1182)
         ServiceRealm.get("payments")
             .use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(pinnedPublicKeys: [
@@ -574,7 +578,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 32.
     static func sample32() async throws {
-        #sourceLocation(file: "README.md", line: 1149)
+        #sourceLocation(file: "README.md", line: 1212)
         let identity = try ClientIdentity.pem(
             certificateFile: URL(fileURLWithPath: "/run/secrets/client.pem"),
             privateKeyFile: URL(fileURLWithPath: "/run/secrets/client.key"))
@@ -589,7 +593,18 @@ enum ReadmeSamples {
 
     /// README.md, swift block 33.
     static func sample33() async throws {
-        #sourceLocation(file: "README.md", line: 1197)
+        #sourceLocation(file: "README.md", line: 1247)
+        let strict = TLSPolicy(pinnedPublicKeys: [try PublicKeyPin(sha256: "k2eEB8lkvNhJMVAAqWYZ+TWTwzECLG37C7+OVMZJRGY=")])
+        let pinned = try await UserService.info(uid: 42).override { $0.setTLSPolicy(strict) }.request()
+        let underSystemRules = try await UserService.info(uid: 42).override { $0.setTLSPolicy(nil) }.request()  // the system's rules
+        #sourceLocation()
+        _ = pinned
+        _ = underSystemRules
+    }
+
+    /// README.md, swift block 34.
+    static func sample34() async throws {
+        #sourceLocation(file: "README.md", line: 1288)
         let realm = ServiceRealm.get("users").collectMetrics()
         let response = try await UserService.info(uid: 42).request()
         if let last = response.metrics.last {
@@ -600,7 +615,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 1238)
+    #sourceLocation(file: "README.md", line: 1329)
     struct SlowCallReport: RequestObserver {
         func observe(_ event: RequestEvent) {
             switch event.kind {
@@ -617,18 +632,18 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 34.
-    static func sample34() async throws {
-        #sourceLocation(file: "README.md", line: 1253)
+    /// README.md, swift block 35.
+    static func sample35() async throws {
+        #sourceLocation(file: "README.md", line: 1344)
         ServiceRealm.get("users")
             .addObserver(SlowCallReport())
             .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
         #sourceLocation()
     }
 
-    /// README.md, swift block 35.
-    static func sample35() async throws {
-        #sourceLocation(file: "README.md", line: 1271)
+    /// README.md, swift block 36.
+    static func sample36() async throws {
+        #sourceLocation(file: "README.md", line: 1362)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in

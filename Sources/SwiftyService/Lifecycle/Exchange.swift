@@ -122,7 +122,7 @@ final class Exchange: Sendable {
     /// Ends the exchange as timed out after `seconds`, unless it has ended by then.
     func expire(after seconds: TimeInterval) {
         // The deadline holds the exchange: work that never answers must still end for its waiters.
-        let deadline = Deadline(after: seconds) { [self] in end(.failure(.timedOut(request))) }
+        let deadline = Deadline(after: seconds) { [self] in end(.failure(.deadlinePassed(request, after: seconds))) }
         if case .callOff = state.withLock({ $0.keep(deadline) }) { deadline.cancel() }
     }
 

@@ -32,7 +32,9 @@ extension PreparedRequest {
     /// carry the request out on its thread.
     func start(_ call: Call, askingCache: Bool = true, awaited: Bool = false) {
         events?.emit(.built(urlRequest))
-        if let resourceTimeout { call.exchange.expire(after: resourceTimeout) }
+        // A stream gets the deadline its settings chose, never the default of a buffered request.
+        let deadline = call.mode == .streamed ? limits.resourceTimeout(for: .stream) : resourceTimeout
+        if let deadline { call.exchange.expire(after: deadline) }
         guard let state = call.state else {
             call.exchange.start { exchange in
                 transmit(backendRequest, attempt: 1, mode: call.mode, awaited: awaited, to: exchange)
@@ -154,18 +156,19 @@ extension PreparedRequest {
         let streaming = mode == .streamed ? backend as? any StreamingBackend : nil
         var sent = request
         if mode == .streamed {
-            // A stream's body goes to its reader, not to a file; only its lines and events have a size limit.
+            // A stream's body goes to its reader, not to a file; only its lines and events have a size limit,
+            // unless the realm sets one (held to it here when the backend answers whole).
             sent.downloadFile = nil
-            if streaming != nil { sent.maxResponseSize = nil }
+            sent.maxResponseSize = streaming != nil ? nil : limits.maxResponseSize(for: .stream)
         }
         if sent.cookieJar != nil || sent.tlsPolicy != nil || sent.needsAdapting(for: backend) {
             do {
                 try sent.adapt(for: backend)
+                try sent.addCookies()
             } catch {
                 exchange.answer(.failure(ServiceError(error, request: original)))
                 return .uncancellable
             }
-            sent.addCookies()
         }
         events?.emit(.attemptStarted(attempt: attempt, sent.urlRequest))
         let heard = Self.answering(exchange, keeping: sent.cookieJar)

@@ -9,7 +9,7 @@ import FoundationNetworking
 ///
 /// Backends that are not streaming ones still serve ``SwiftyServiceProtocol/stream()``: SwiftyService
 /// sends the request as usual and hands the whole body over as one chunk (held to the realm's
-/// ``RealmConfiguration/setMaxResponseSize(_:)``), so nothing streams but nothing fails either.
+/// ``RealmConfiguration/setMaxResponseSize(_:)-(Int?)``), so nothing streams but nothing fails either.
 public protocol StreamingBackend: NetworkBackend {
     /// Sends `request` and writes its answer into `sink`: ``StreamSink/head(_:)`` once, then
     /// ``StreamSink/offer(_:)`` for each chunk, then ``StreamSink/finish()`` or ``StreamSink/fail(_:)``.

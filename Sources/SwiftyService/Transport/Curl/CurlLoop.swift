@@ -378,6 +378,7 @@ final class CurlLoop: @unchecked Sendable {
             pointCallbacks(of: handle, at: transfer)
             pooled.clearErrorBuffer()
             watchSilence(of: transfer)
+            watchHandshake(of: transfer, on: handle, url: url)
             setActive(transfer, for: handle)
             _ = curl.multiAddHandle(multi, handle)
             return
@@ -393,6 +394,7 @@ final class CurlLoop: @unchecked Sendable {
         transfer.easy = pooled
         configure(pooled, for: transfer, url: url, fields: fields)
         pooled.setup = setup
+        watchHandshake(of: transfer, on: handle, url: url)
         setActive(transfer, for: handle)
         _ = curl.multiAddHandle(multi, handle)
     }
@@ -409,6 +411,29 @@ final class CurlLoop: @unchecked Sendable {
     private func watchSilence(of transfer: CurlTransfer) {
         transfer.silenceLimit = transfer.current.timeoutInterval.usableTimeout
         transfer.heardFrom()
+    }
+
+    /// Has OpenSSL record what a new TLS connection's handshake shows, so that a failure can be told by it
+    /// (``TLSFailure/error(curlCode:reason:url:handshake:)``). Every https hop sets a record of its own: the
+    /// handle may keep the last hop's, which its connection, still cached, may also hold.
+    private func watchHandshake(of transfer: CurlTransfer, on handle: LibCurl.Handle, url: String) {
+        guard curl.watchesTLSHandshakes, Self.isHTTPS(url), let watch = transfer.watchNewHandshake()
+        else { return }
+        typealias O = LibCurl.Option
+        let callback:
+            @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
+                -> Int32 = ccurl_tls_watch_ssl_ctx
+        curl.set(handle, O.sslContextFunction, pointer: unsafeBitCast(callback, to: UnsafeRawPointer.self))
+        curl.set(handle, O.sslContextData, pointer: UnsafeRawPointer(watch))
+    }
+
+    /// Whether `url` starts with `https:`, in any letter case (URL's `scheme` costs a parse on Linux).
+    private static func isHTTPS(_ url: String) -> Bool {
+        var letters = url.utf8.makeIterator()
+        for expected in "https:".utf8 {
+            guard let byte = letters.next(), byte | 0x20 == expected | 0x20 else { return false }
+        }
+        return true
     }
 
     /// Sets the realm's TLS policy on the hop's handle; the error when libcurl refuses part of it, and then
@@ -486,13 +511,16 @@ final class CurlLoop: @unchecked Sendable {
         }
         // The error buffer is the handle's: read before the handle goes back to the pool.
         let reason = code == 0 ? nil : transfer.easy?.failureReason(or: curl.describe(code))
+        let handshake = code == 0 ? nil : transfer.handshake
         release(transfer)
         if let problem = transfer.headTooLarge { return transfer.finish(.failure(problem)) }
         if let limit = transfer.tooLarge { return transfer.finish(.failure(ResponseTooLarge(limit: limit))) }
         guard code == 0 else {
             let reason = reason ?? curl.describe(code)
             let error =
-                TLSFailure.error(curlCode: code, reason: reason, url: transfer.current.url)
+                TLSFailure.error(
+                    curlCode: code, reason: reason, url: transfer.current.url, handshake: handshake ?? .init()
+                )
                 ?? Self.urlError(code, description: reason)
             transfer.finish(.failure(error))
             return
@@ -543,6 +571,7 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Takes the hop's handle out of the multi handle and back to the pool.
     private func release(_ transfer: CurlTransfer) {
+        transfer.stopWatchingHandshake()
         guard let pooled = transfer.easy else { return }
         _ = curl.multiRemoveHandle(multi, pooled.raw)
         transfer.easy = nil

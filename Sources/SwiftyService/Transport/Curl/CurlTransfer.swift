@@ -1,3 +1,4 @@
+import CCurlShim
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -34,6 +35,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// The options of the request's TLS policy, kept while the transfer may connect: on a libcurl that takes
     /// no roots in memory, they own the file its handles read the roots from.
     var tlsOptions: CurlTLSOptions?
+    /// The current hop's record of its TLS handshake, when it goes over https on a libcurl that can watch one.
+    private var handshakeWatch: OpaquePointer?
 
     // The current hop's response.
     private var statusLine: String?
@@ -45,6 +48,9 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// dozen fields it costs a fraction of one hashing, and the 1,000 fields a head may have bound a flood's
     /// scans to half a million integer comparisons.
     private var fieldNames: [UInt64] = []
+    /// The hop's `Set-Cookie` lines, each as it came: `fields` joins them with ", ", which cookies themselves
+    /// may hold (in a value, in an `Expires` date), so the jar gets them apart.
+    private var setCookieLines: [String] = []
     /// Header lines and bytes of head read in this hop, 1xx heads and trailers included.
     private var fieldCount = 0
     private var headBytes = 0
@@ -102,6 +108,31 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     var hasBody: Bool { bodyBytes != nil || bodyFile != nil }
 
+    deinit {
+        ccurl_tls_watch_release(handshakeWatch)
+    }
+
+    /// A new record for the hop's handshake (the last hop's let go of), for `CURLOPT_SSL_CTX_DATA`.
+    func watchNewHandshake() -> OpaquePointer? {
+        stopWatchingHandshake()
+        handshakeWatch = ccurl_tls_watch_new()
+        return handshakeWatch
+    }
+
+    func stopWatchingHandshake() {
+        ccurl_tls_watch_release(handshakeWatch)
+        handshakeWatch = nil
+    }
+
+    /// What the current hop's TLS handshake showed, as far as it was watched.
+    var handshake: TLSHandshakeFacts {
+        let flags = ccurl_tls_watch_flags(handshakeWatch)
+        return TLSHandshakeFacts(
+            certificateRequested: flags & CCURL_TLS_CERTIFICATE_REQUESTED != 0,
+            serverWentOn: flags & CCURL_TLS_SERVER_WENT_ON != 0 || headBytes > 0,
+            certificatePresented: request.tlsPolicy?.clientIdentity != nil)
+    }
+
     // MARK: libcurl callbacks
 
     /// One header line from libcurl, CRLF included; parsed on bytes, as Foundation's string trimming
@@ -138,6 +169,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         let value = String(decoding: valueBytes, as: UTF8.self)
         if folded == Self.contentLength.folded, HeaderName.same(name, Self.contentLength.text) {
             expectedLength = Int64(value)
+        } else if folded == Self.setCookie.folded, HeaderName.same(name, Self.setCookie.text) {
+            setCookieLines.append(value)
         }
         if let position = position(of: name, folded: folded) {
             fields.join(value, at: position)
@@ -161,6 +194,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private func clearFields() {
         fields.removeAll()
         fieldNames.removeAll(keepingCapacity: true)
+        if !setCookieLines.isEmpty { setCookieLines = [] }
     }
 
     /// The value of the field `name` in the current head.
@@ -180,6 +214,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     private static let contentLength = HeaderName("Content-Length")
     private static let contentEncoding = HeaderName("Content-Encoding")
+    private static let setCookie = HeaderName("Set-Cookie")
     /// The codings libcurl decodes (with `CURLOPT_ACCEPT_ENCODING` set to all it supports).
     private static let decodedCodings: Set<String> = [
         "identity", "none", "gzip", "x-gzip", "deflate", "br", "zstd",
@@ -245,10 +280,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             return
         }
         headHandedOver = true
-        sink.head(
-            Response(
-                request: request.urlRequest, statusCode: status, fields: fields, data: Data(),
-                url: current.url))
+        var head = Response(
+            request: request.urlRequest, statusCode: status, fields: fields, data: Data(), url: current.url)
+        head.setCookieLines = setCookieLines
+        sink.head(head)
     }
 
     /// A chunk of a streamed body: the bytes taken, or `CURL_WRITEFUNC_PAUSE` when the sink is full (libcurl
@@ -325,7 +360,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         guard let proposed = RedirectPolicy.proposedRequest(after: head, sent: current) else { return nil }
         redirects += 1
         let step = policy.step(
-            after: head, sent: current, proposed: proposed, for: request, redirects: redirects)
+            after: head, setCookieLines: setCookieLines, sent: current, proposed: proposed, for: request,
+            redirects: redirects)
         if case let .follow(next) = step { current = next }
         return step
     }
@@ -358,6 +394,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             response = Response(
                 request: request.urlRequest, statusCode: status, fields: fields, data: body, url: current.url)
         }
+        response.setCookieLines = setCookieLines
         if let metrics { response.metrics = [metrics] }
         finish(.success(response))
     }
