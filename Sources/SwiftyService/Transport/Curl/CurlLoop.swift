@@ -482,7 +482,8 @@ final class CurlLoop: @unchecked Sendable {
         guard let handle = transfer.easy?.raw else { return }
         let status = curl.responseCode(handle)
         if transfer.request.collectsMetrics {
-            transfer.measured(curl.metrics(of: handle, start: transfer.startedAt ?? Date()))
+            let secure = transfer.current.url?.scheme == "https"
+            transfer.measured(curl.metrics(of: handle, start: transfer.startedAt ?? Date(), secure: secure))
         }
         // The error buffer is the handle's: read before the handle goes back to the pool.
         let reason = code == 0 ? nil : transfer.easy?.failureReason(or: curl.describe(code))
