@@ -438,7 +438,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 838)
+    #sourceLocation(file: "README.md", line: 867)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -454,7 +454,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 862)
+    #sourceLocation(file: "README.md", line: 891)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -466,7 +466,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 25.
     static func sample25() async throws {
-        #sourceLocation(file: "README.md", line: 882)
+        #sourceLocation(file: "README.md", line: 911)
         ServiceRealm.get("inventory").use(URLSessionBackend.shared)   // URLSession on Linux too
         ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
         #sourceLocation()
@@ -474,7 +474,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 26.
     static func sample26() async throws {
-        #sourceLocation(file: "README.md", line: 907)
+        #sourceLocation(file: "README.md", line: 936)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -507,7 +507,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 27.
     static func sample27() async throws {
-        #sourceLocation(file: "README.md", line: 984)
+        #sourceLocation(file: "README.md", line: 1013)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -523,7 +523,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 28.
     static func sample28() async throws {
-        #sourceLocation(file: "README.md", line: 999)
+        #sourceLocation(file: "README.md", line: 1028)
         let users = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
         ServiceRealm.get("users").use(users)
@@ -533,7 +533,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 29.
     static func sample29() async throws {
-        #sourceLocation(file: "README.md", line: 1019)
+        #sourceLocation(file: "README.md", line: 1048)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:
@@ -545,7 +545,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 30.
     static func sample30() async throws {
-        #sourceLocation(file: "README.md", line: 1100)
+        #sourceLocation(file: "README.md", line: 1129)
         let companyCA = try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem"))
         ServiceRealm.get("inventory")
             .setBaseURL(URL(string: "https://inventory.internal.example")!)
@@ -556,7 +556,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 31.
     static func sample31() async throws {
-        #sourceLocation(file: "README.md", line: 1112)
+        #sourceLocation(file: "README.md", line: 1141)
         ServiceRealm.get("payments")
             .use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(pinnedPublicKeys: [
@@ -574,7 +574,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 32.
     static func sample32() async throws {
-        #sourceLocation(file: "README.md", line: 1142)
+        #sourceLocation(file: "README.md", line: 1171)
         let identity = try ClientIdentity.pem(
             certificateFile: URL(fileURLWithPath: "/run/secrets/client.pem"),
             privateKeyFile: URL(fileURLWithPath: "/run/secrets/client.key"))
@@ -589,7 +589,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 33.
     static func sample33() async throws {
-        #sourceLocation(file: "README.md", line: 1190)
+        #sourceLocation(file: "README.md", line: 1219)
         let realm = ServiceRealm.get("users").collectMetrics()
         let response = try await UserService.info(uid: 42).request()
         if let last = response.metrics.last {
@@ -600,7 +600,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 1231)
+    #sourceLocation(file: "README.md", line: 1260)
     struct SlowCallReport: RequestObserver {
         func observe(_ event: RequestEvent) {
             switch event.kind {
@@ -619,7 +619,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 34.
     static func sample34() async throws {
-        #sourceLocation(file: "README.md", line: 1246)
+        #sourceLocation(file: "README.md", line: 1275)
         ServiceRealm.get("users")
             .addObserver(SlowCallReport())
             .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
@@ -628,7 +628,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 35.
     static func sample35() async throws {
-        #sourceLocation(file: "README.md", line: 1264)
+        #sourceLocation(file: "README.md", line: 1293)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in

@@ -180,6 +180,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     private static let contentLength = HeaderName("Content-Length")
     private static let contentEncoding = HeaderName("Content-Encoding")
+    private static let transferEncoding = HeaderName("Transfer-Encoding")
     /// The codings libcurl decodes (with `CURLOPT_ACCEPT_ENCODING` set to all it supports).
     private static let decodedCodings: Set<String> = [
         "identity", "none", "gzip", "x-gzip", "deflate", "br", "zstd",
@@ -188,15 +189,20 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// At the end of the head: a body under a coding libcurl does not know would fail the transfer
     /// ("Unrecognized content encoding type"); browsers hand it over as it came, with its header, and so
     /// do we, by turning libcurl's decoding off for this response before its first body byte. (libcurl
-    /// reads the setting per body write up to 7.x; see the README's Backends section.)
+    /// reads the setting per body write up to 7.x; see the README's Backends section.) The same for a
+    /// transfer coding other than chunked that libcurl does not know: the body, which then runs to the end
+    /// of the connection (RFC 9112 §6.3), is handed over as it came.
     private func keepsUnknownCodingUndecoded() {
-        guard let codings = field(Self.contentEncoding), let handle = easy?.raw,
-            let curl = try? LibCurl.shared.get()
-        else { return }
-        let unknown = codings.split(separator: ",").contains {
-            !Self.decodedCodings.contains($0.trimmingCharacters(in: .whitespaces).lowercased())
+        guard let handle = easy?.raw, let curl = try? LibCurl.shared.get() else { return }
+        func isUnknown(_ codings: String?, besides known: Set<String>) -> Bool {
+            (codings ?? "").split(separator: ",").contains {
+                !known.contains($0.trimmingCharacters(in: .whitespaces).lowercased())
+            }
         }
-        guard unknown else { return }
+        guard
+            isUnknown(field(Self.contentEncoding), besides: Self.decodedCodings)
+                || isUnknown(field(Self.transferEncoding), besides: Self.decodedCodings.union(["chunked"]))
+        else { return }
         curl.set(handle, LibCurl.Option.httpContentDecoding, 0)
         // Set for this response only: the next hop on the handle sets its options anew.
         easy?.setup = nil
