@@ -139,16 +139,18 @@ enum RequestBuilder {
         let observers = settings.observers
         let collectsMetrics = settings.top { $0.collectsMetrics } ?? !observers.isEmpty
         let (middleware, leadingCache) = middleware(settings, draft)
+        var backendRequest = BackendRequest(
+            urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
+            sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
+            downloadFile: draft.download?.stagingFile(),
+            maxResponseSize: settings.top { $0.maxResponseSize },
+            cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy },
+            progress: progress,
+            collectsMetrics: collectsMetrics,
+            events: observers.isEmpty ? nil : EventEmitter(observers: observers))
+        backendRequest.maxConnectionsPerHost = settings.top { $0.maxConnectionsPerHost }
         return PreparedRequest(
-            backendRequest: BackendRequest(
-                urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
-                sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
-                downloadFile: draft.download?.stagingFile(),
-                maxResponseSize: settings.top { $0.maxResponseSize },
-                cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy },
-                progress: progress,
-                collectsMetrics: collectsMetrics,
-                events: observers.isEmpty ? nil : EventEmitter(observers: observers)),
+            backendRequest: backendRequest,
             backend: settings.top { $0.backend } ?? DefaultBackend.shared,
             callbackQueue: settings.top { $0.callbackQueue },
             validStatusCodes: settings.top { $0.validStatusCodes } ?? .successful,

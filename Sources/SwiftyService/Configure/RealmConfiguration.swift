@@ -28,6 +28,9 @@ public struct RealmConfiguration: Sendable {
     public var resourceTimeout: TimeInterval? { settings.resourceTimeout }
     /// The largest response body kept in memory, in bytes; `nil` (the default) sets no limit.
     public var maxResponseSize: Int? { settings.maxResponseSize }
+    /// The most connections the realm's requests hold to one host at once; `nil` (the default) leaves it
+    /// to the backend (``CurlBackend``: 8; ``URLSessionBackend``: 4). See ``setMaxConnectionsPerHost(_:)``.
+    public var maxConnectionsPerHost: Int? { settings.maxConnectionsPerHost }
     /// The backend that sends requests.
     public var backend: any NetworkBackend { settings.backend ?? DefaultBackend.shared }
     /// The queue completion closures run on; `nil` runs them wherever the backend answers.
@@ -78,6 +81,20 @@ public struct RealmConfiguration: Sendable {
     /// `CurlBackend` stops reading at once; URLSession on Linux reads ahead of its delegate, so a fast
     /// server's body may be in memory before the request fails.
     public mutating func setMaxResponseSize(_ bytes: Int?) { settings.maxResponseSize = bytes }
+
+    /// Lets the realm's requests hold at most `limit` connections to one host (scheme, name and port) at
+    /// once; `nil` leaves it to the backend (``CurlBackend``: 8, or its `maxConnectionsPerHost:`;
+    /// ``URLSessionBackend``: 4, or its configuration's `httpMaximumConnectionsPerHost`).
+    ///
+    /// A request past the limit waits for a connection to come free, its timeout running: a stream holds
+    /// its connection until it ends, so a client of several event streams to one host (an LLM or MCP
+    /// client) sets room for them all. The wait is visible: observers get
+    /// ``RequestEvent/Kind/waitingForConnection(_:)``, ``LoggingMiddleware`` logs it, and
+    /// collected metrics show it as ``TransferMetrics/queued``. Over HTTP/2, which ``CurlBackend`` uses
+    /// wherever a server offers it over TLS, requests to one host share its connections and none waits.
+    /// A backend made with a session of your own (``URLSessionBackend/init(session:)``) allows at most
+    /// what its configuration does.
+    public mutating func setMaxConnectionsPerHost(_ limit: Int?) { settings.maxConnectionsPerHost = limit }
 
     /// Sends requests through `backend`.
     public mutating func use(_ backend: some NetworkBackend) { settings.backend = backend }

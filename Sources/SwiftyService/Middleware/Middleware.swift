@@ -53,6 +53,8 @@ public struct RequestContext: Sendable {
     let metricsLog: MetricsLog?
     /// For a streamed call, who hears of the end of its body.
     var streamEnd: StreamEndHandlers? = nil
+    /// Who hears that an attempt waits for a connection (ConnectionLimit.swift).
+    let connectionWaits = ConnectionWaitListeners()
 
     /// How many times the request has been handed to the backend so far.
     public var attempts: Int { counter.value }
@@ -60,6 +62,13 @@ public struct RequestContext: Sendable {
     /// Whether the call is a stream (``SwiftyServiceProtocol/stream()``): the response the chain returns is
     /// its head, and the body comes after the chain is done.
     public var isStream: Bool { streamEnd != nil }
+
+    /// Calls `handler` each time an attempt of this call waits for a connection to its host, because the
+    /// realm's (or the backend's) limit of connections to it are all in use; the attempt starts when one
+    /// comes free. ``LoggingMiddleware`` logs it.
+    public func whenWaitingForConnection(_ handler: @escaping @Sendable (ConnectionWait) -> Void) {
+        connectionWaits.add(handler)
+    }
 
     /// For a stream, calls `handler` once when its body has ended: with the bytes handed to the reader, and
     /// the error that stopped it (`nil` when the body came whole). It is also called, with the error, when

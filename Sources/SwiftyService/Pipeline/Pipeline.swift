@@ -168,6 +168,7 @@ extension PreparedRequest {
         }
         var sent = backendRequest
         sent.urlRequest = request
+        sent.connectionWaits = context.connectionWaits
         let timeout = request.timeoutInterval
         if timeout.usableTimeout != timeout { sent.urlRequest.timeoutInterval = timeout.usableTimeout }
         return (context.counter.increment(), sent)

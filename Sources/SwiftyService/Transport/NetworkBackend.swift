@@ -115,6 +115,10 @@ public struct BackendRequest: Sendable {
     /// The largest body the realm accepts in memory; a backend that can should stop the transfer and fail
     /// with ``ResponseTooLarge`` once the body (or its declared length) goes past it.
     public internal(set) var maxResponseSize: Int?
+    /// The most connections the realm lets its requests hold to one host; `nil`: the backend's own limit.
+    public internal(set) var maxConnectionsPerHost: Int?
+    /// Where the call's middleware hears that the request waits for a connection (ConnectionLimit.swift).
+    var connectionWaits: ConnectionWaitListeners?
     /// The realm's TLS policy, which the backend applies to every connection it makes for the request. Only
     /// backends whose ``NetworkBackend/supportedTLSFeatures`` cover it see one.
     public internal(set) var tlsPolicy: TLSPolicy?

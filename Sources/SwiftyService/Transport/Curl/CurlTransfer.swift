@@ -34,6 +34,11 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// The options of the request's TLS policy, kept while the transfer may connect: on a libcurl that takes
     /// no roots in memory, they own the file its handles read the roots from.
     var tlsOptions: CurlTLSOptions?
+    /// The host whose connection the hop holds, while it holds one (CurlLoop+Connections).
+    var connectionHost: String?
+    /// When the hop began to wait for a connection, while it waits; and how long its waits took in all.
+    var waitingForConnectionSince: TimeInterval?
+    var waitedForConnections: TimeInterval = 0
 
     // The current hop's response.
     private var statusLine: String?
@@ -118,6 +123,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
         if Self.isStatusLine(bytes) {
+            // `HTTP/2 200`: the host multiplexes, and the loop lets every request to it share its connections.
+            if bytes.count > 5, bytes[5] == UInt8(ascii: "2"), let host = connectionHost {
+                loop.noteMultiplexing(host)
+            }
             // A new status line (after a 100 Continue, say) starts the headers over.
             statusLine = String(decoding: bytes, as: UTF8.self)
             clearFields()
