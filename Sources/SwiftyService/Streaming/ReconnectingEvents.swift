@@ -28,8 +28,8 @@ extension SwiftyServiceProtocol {
     /// The endpoint's server-sent events across reconnections: when the connection drops, times out or the
     /// server ends the stream, the request is sent again (through the realm's middleware, so token refresh
     /// and retries apply) with `Last-Event-ID` set to the parser's ``ServerSentEventParser/lastEventID``
-    /// (the ID as of the last blank line read, which every event before it was handed out), after the
-    /// server's `retry`.
+    /// (the ID as of the last blank line read, all events before it handed out), after the server's
+    /// `retry`.
     ///
     /// It ends when the server answers 204; it throws on a refused status, a line or event past its limit
     /// (after the events before it), cancellation, or after `policy.maxAttempts` reconnections in a row

@@ -44,12 +44,56 @@ extension BackendRequest {
         connectionWaits?.tell(wait)
     }
 
-    /// The key a connection limit counts by: scheme, host name (lower-cased) and port, the port the scheme's
-    /// when the URL names none.
+    /// The key a connection limit counts by: scheme, host name and port, in lower case, the port the scheme's
+    /// when the URL names none (`https://api.example.com:443`).
     static func hostKey(of url: URL?) -> String {
-        let scheme = url?.scheme?.lowercased() ?? ""
-        let port = url?.port ?? (scheme == "https" ? 443 : 80)
-        return "\(scheme)://\(url?.host?.lowercased() ?? ""):\(port)"
+        hostKey(ofURL: url?.absoluteString ?? "")
+    }
+
+    /// ``hostKey(of:)`` of an absolute URL's text, read on its bytes: a backend takes it for every request,
+    /// and Foundation's URL accessors cost a microsecond there.
+    static func hostKey(ofURL text: String) -> String {
+        var text = text
+        return text.withUTF8 { bytes -> String in
+            let count = bytes.count
+            var index = 0
+            while index < count, bytes[index] != UInt8(ascii: ":") { index += 1 }
+            let schemeEnd = index
+            guard index + 2 < count, bytes[index + 1] == UInt8(ascii: "/"),
+                bytes[index + 2] == UInt8(ascii: "/")
+            else { return "" }
+            var start = index + 3
+            var end = start
+            var hasPort = false
+            var inBrackets = false
+            var hasUpperCase = bytes[0..<schemeEnd].contains { (0x41...0x5A).contains($0) }
+            while end < count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"),
+                bytes[end] != UInt8(ascii: "#")
+            {
+                switch bytes[end] {
+                case UInt8(ascii: "@"):
+                    // User information is no part of the host.
+                    start = end + 1
+                    hasPort = false
+                case UInt8(ascii: "["): inBrackets = true
+                case UInt8(ascii: "]"): inBrackets = false
+                case UInt8(ascii: ":") where !inBrackets: hasPort = true
+                case 0x41...0x5A: hasUpperCase = true
+                default: break
+                }
+                end += 1
+            }
+            if !hasUpperCase, hasPort, start == schemeEnd + 3 {
+                return String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<end]), as: UTF8.self)
+            }
+            func lower(_ byte: UInt8) -> UInt8 { (0x41...0x5A).contains(byte) ? byte + 0x20 : byte }
+            var key = bytes[0..<schemeEnd].map(lower)
+            let secure = key.elementsEqual("https".utf8)
+            key.append(contentsOf: "://".utf8)
+            key.append(contentsOf: bytes[start..<end].map(lower))
+            if !hasPort { key.append(contentsOf: (secure ? ":443" : ":80").utf8) }
+            return String(decoding: key, as: UTF8.self)
+        }
     }
 }
 

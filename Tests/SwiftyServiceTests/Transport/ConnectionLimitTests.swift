@@ -1,7 +1,8 @@
 import Foundation
-import SwiftyService
 import SwiftyServiceCurl
 import Testing
+
+@testable import SwiftyService
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -95,5 +96,19 @@ struct ConnectionLimitTests {
         let connections = Set(streams.compactMap { $0.response.header("X-Client-Port") })
         #expect(connections.count == 1, "twelve streams, one connection: \(connections)")
         for stream in streams { for try await _ in stream { break } }
+    }
+}
+
+/// What a connection limit counts by: one key for every spelling of one host and port.
+@Suite struct ConnectionHostKeyTests {
+    @Test func oneHostAndPortIsOneKeyHoweverTheURLSpellsIt() {
+        let key = BackendRequest.hostKey(ofURL:)
+        #expect(key("https://api.example.com/v1/x?y=1") == "https://api.example.com:443")
+        #expect(key("HTTPS://user:secret@API.Example.COM:443#f") == "https://api.example.com:443")
+        #expect(key("http://127.0.0.1:8080/a") == "http://127.0.0.1:8080")
+        #expect(key("http://127.0.0.1") == "http://127.0.0.1:80")
+        #expect(key("http://[::1]/a") == "http://[::1]:80" && key("http://[::1]:81") == "http://[::1]:81")
+        #expect(key("http://a.test:80/") != key("http://a.test:81/"))
+        #expect(BackendRequest.hostKey(of: URL(string: "https://Example.com/p")) == "https://example.com:443")
     }
 }

@@ -12,11 +12,11 @@ import FoundationNetworking
 ///
 /// Driver only, like the rest of the loop.
 extension CurlLoop {
-    /// Whether the transfer's hop holds a connection to its host, taking one if the limit allows; if not, the
-    /// hop waits for one (and its call is told), and `false`.
-    func holdsConnection(_ transfer: CurlTransfer) -> Bool {
+    /// Whether the transfer's hop, to `url`, holds a connection to its host, taking one if the limit allows; if
+    /// not, the hop waits for one (and its call is told), and `false`.
+    func holdsConnection(_ transfer: CurlTransfer, url: String) -> Bool {
         guard transfer.connectionHost == nil else { return true }
-        let host = BackendRequest.hostKey(of: transfer.current.url)
+        let host = BackendRequest.hostKey(ofURL: url)
         let limit = transfer.request.maxConnectionsPerHost.map { max($0, 1) } ?? maxConnectionsPerHost
         allowConnections(perHost: limit)
         guard connections.enter(transfer, host: host, limit: limit) else {

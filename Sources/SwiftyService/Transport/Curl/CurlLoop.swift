@@ -377,7 +377,9 @@ final class CurlLoop: @unchecked Sendable {
 
     /// Starts the transfer's current hop, once it has a connection to its host (CurlLoop+Connections).
     func begin(_ transfer: CurlTransfer) {
-        guard !transfer.isFinished, holdsConnection(transfer) else { return }
+        // Read once: it decides the hop's host, whether the handle's options can stay, and otherwise it is one.
+        let url = transfer.current.url?.absoluteString ?? ""
+        guard !transfer.isFinished, holdsConnection(transfer, url: url) else { return }
         do {
             try transfer.prepareHop()
         } catch {
@@ -391,8 +393,6 @@ final class CurlLoop: @unchecked Sendable {
             return
         }
         let handle = pooled.raw
-        // Read once: they decide whether the handle's options can stay, and otherwise they are the options.
-        let url = transfer.current.url?.absoluteString ?? ""
         let fields = transfer.current.allHTTPHeaderFields ?? [:]
         let setup = ReusableSetup(for: transfer, url: url, fields: fields)
         if let setup, pooled.setup == setup {

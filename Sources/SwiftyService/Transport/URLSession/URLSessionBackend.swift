@@ -121,7 +121,7 @@ public final class URLSessionBackend: NetworkBackend {
             completion(result)
         }
         let timeout = request.urlRequest.timeoutInterval.usableTimeout
-        let host = BackendRequest.hostKey(of: request.urlRequest.url)
+        let host = BackendRequest.hostKey(ofURL: request.urlRequest.url?.absoluteString ?? "")
         let limit = min(
             request.maxConnectionsPerHost.map { max($0, 1) } ?? maxConnectionsPerHost, connectionCeiling)
         guard connections.enter(transfer, host: host, limit: limit) else {
