@@ -15,7 +15,7 @@ import FoundationNetworking
 #endif
 
 enum ReadmeSamples {
-    #sourceLocation(file: "README.md", line: 70)
+    #sourceLocation(file: "README.md", line: 71)
     /// What httpbin's /get answers: the query it received and the URL it was called at.
     struct Echo: Decodable, Sendable {
         let args: [String: String]
@@ -23,7 +23,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 76)
+    #sourceLocation(file: "README.md", line: 77)
     /// httpbin's endpoints: one enum per module, one case per endpoint.
     enum HTTPBin: SwiftyServiceProtocol {
         case get(name: String)
@@ -51,7 +51,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "README.md", line: 100)
+        #sourceLocation(file: "README.md", line: 101)
         // The realm holds what every request of the module shares: base URL, headers, timeout, backend.
         let server = ProcessInfo.processInfo.environment["HTTPBIN_URL"] ?? "https://httpbin.org"
         ServiceRealm.get("httpbin").setBaseURL(URL(string: server)!).setTimeout(10)
@@ -79,7 +79,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 4.
     static func sample4() async throws {
-        #sourceLocation(file: "README.md", line: 141)
+        #sourceLocation(file: "README.md", line: 142)
         ServiceRealm.get("users")                       // created on first use; same instance for the same key
             .setBaseURL(URL(string: "https://api.example.com/v1")!)
             .addHeaders(["Authorization": "Token sagsrbiusd90322sdf4f3gd4",
@@ -92,7 +92,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 155)
+    #sourceLocation(file: "README.md", line: 156)
     enum UserService: SwiftyServiceProtocol {
         case info(uid: Int64)
         case follow(uid: Int64)
@@ -123,7 +123,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 6.
     static func sample6() async throws {
-        #sourceLocation(file: "README.md", line: 195)
+        #sourceLocation(file: "README.md", line: 196)
         let user = try await UserService.user(uid: 42).request()               // User
         print(user.name)
         UserService.user(uid: 42).request { result in                          // Result<User, ServiceError>, exactly once
@@ -137,7 +137,7 @@ enum ReadmeSamples {
         _ = urlRequest
     }
 
-    #sourceLocation(file: "README.md", line: 246)
+    #sourceLocation(file: "README.md", line: 247)
     struct SearchFilter: Encodable, Sendable {
         var text: String
         var tags: [String] = []
@@ -145,7 +145,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 252)
+    #sourceLocation(file: "README.md", line: 253)
     enum Search: SwiftyServiceProtocol {
         case find(SearchFilter)
         case report(page: Int, SearchFilter)
@@ -172,13 +172,13 @@ enum ReadmeSamples {
 
     /// README.md, swift block 7.
     static func sample7() async throws {
-        #sourceLocation(file: "README.md", line: 275)
+        #sourceLocation(file: "README.md", line: 276)
         let text = try URLEncodedFormEncoder().encode(SearchFilter(text: "swift", tags: ["a"]))   // "tags%5B%5D=a&text=swift"
         #sourceLocation()
         _ = text
     }
 
-    #sourceLocation(file: "README.md", line: 293)
+    #sourceLocation(file: "README.md", line: 294)
     enum Profiles: SwiftyServiceProtocol {
         case posts(user: String)
         var path: String {
@@ -192,7 +192,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 9.
     static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 307)
+        #sourceLocation(file: "README.md", line: 308)
         let post = try await PostService.post(id: 1)
             .override { configuration in
                 configuration.setTimeout(2)
@@ -203,7 +203,7 @@ enum ReadmeSamples {
         _ = post
     }
 
-    #sourceLocation(file: "README.md", line: 328)
+    #sourceLocation(file: "README.md", line: 329)
     enum FeedService: SwiftyServiceProtocol {
         typealias SwiftyServiceCallBackType = @Sendable (Data?, NSError?) -> Void
         case latest
@@ -221,14 +221,14 @@ enum ReadmeSamples {
 
     /// README.md, swift block 10.
     static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 341)
+        #sourceLocation(file: "README.md", line: 342)
         FeedService.latest.request { data, error in /* the old code, unchanged */ }
         #sourceLocation()
     }
 
     /// README.md, swift block 11.
     static func sample11() async throws {
-        #sourceLocation(file: "README.md", line: 396)
+        #sourceLocation(file: "README.md", line: 397)
         realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)           // tighter than the defaults
         ServiceRealm.get("exports").setMaxResponseSize(512 << 20)           // a module that fetches big files into memory
         ServiceRealm.get("reports").setResourceTimeout(.unlimited)          // slow on purpose: only silences are bounded
@@ -237,7 +237,7 @@ enum ReadmeSamples {
         _ = huge
     }
 
-    #sourceLocation(file: "README.md", line: 432)
+    #sourceLocation(file: "README.md", line: 433)
     enum PhotoService: SwiftyServiceProtocol {
         case upload(photo: URL, caption: String)
         case original(id: Int, to: URL)
@@ -271,7 +271,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 12.
     static func sample12() async throws {
-        #sourceLocation(file: "README.md", line: 462)
+        #sourceLocation(file: "README.md", line: 463)
         let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
             print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
         }
@@ -286,7 +286,7 @@ enum ReadmeSamples {
         _ = response
     }
 
-    #sourceLocation(file: "README.md", line: 510)
+    #sourceLocation(file: "README.md", line: 511)
     enum Assistant: SwiftyServiceProtocol {
         case complete(prompt: String)
 
@@ -303,7 +303,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 13.
     static func sample13() async throws {
-        #sourceLocation(file: "README.md", line: 523)
+        #sourceLocation(file: "README.md", line: 524)
         let reply = try await Assistant.complete(prompt: "Write a haiku about Linux").stream()
         _ = reply.response.statusCode                              // 200: the head, before any token
         var text = ""
@@ -315,14 +315,14 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 536)
+    #sourceLocation(file: "README.md", line: 537)
     struct Change: Decodable, Sendable {
         let id: Int
         let kind: String
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 541)
+    #sourceLocation(file: "README.md", line: 542)
     enum Feed: SwiftyServiceProtocol {
         case changes(since: Int)
 
@@ -338,7 +338,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 14.
     static func sample14() async throws {
-        #sourceLocation(file: "README.md", line: 553)
+        #sourceLocation(file: "README.md", line: 554)
         var latest = 0
         for try await change in try await Feed.changes(since: 0).stream().jsonLines(as: Change.self) {
             latest = max(latest, change.id)                    // a line that does not decode throws .decoding, naming it
@@ -348,7 +348,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 15.
     static func sample15() async throws {
-        #sourceLocation(file: "README.md", line: 564)
+        #sourceLocation(file: "README.md", line: 565)
         let handle = Feed.changes(since: 0).stream { chunk in
             print("\(chunk.count) bytes")
         } completion: { result in
@@ -364,7 +364,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 624)
+    #sourceLocation(file: "README.md", line: 649)
     struct UserAgent: Middleware {
         func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
             var request = request
@@ -376,14 +376,14 @@ enum ReadmeSamples {
 
     /// README.md, swift block 16.
     static func sample16() async throws {
-        #sourceLocation(file: "README.md", line: 631)
+        #sourceLocation(file: "README.md", line: 656)
         ServiceRealm.get("users").addMiddleware(UserAgent())
         #sourceLocation()
     }
 
     /// README.md, swift block 17.
     static func sample17() async throws {
-        #sourceLocation(file: "README.md", line: 644)
+        #sourceLocation(file: "README.md", line: 669)
         ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
         ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
         #sourceLocation()
@@ -391,7 +391,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 18.
     static func sample18() async throws {
-        #sourceLocation(file: "README.md", line: 659)
+        #sourceLocation(file: "README.md", line: 684)
         let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
         ServiceRealm.get("users").addMiddleware(auth)
         #sourceLocation()
@@ -399,7 +399,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 19.
     static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 672)
+        #sourceLocation(file: "README.md", line: 697)
         ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
         // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
         // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
@@ -408,7 +408,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 20.
     static func sample20() async throws {
-        #sourceLocation(file: "README.md", line: 697)
+        #sourceLocation(file: "README.md", line: 722)
         ServiceRealm.get("users")
             .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
             .decodeErrorBodies(.json(APIError.self))
@@ -423,7 +423,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 21.
     static func sample21() async throws {
-        #sourceLocation(file: "README.md", line: 728)
+        #sourceLocation(file: "README.md", line: 753)
         ServiceRealm.get("shop").useCookies()                                        // in memory, this realm only
         let jar = try CookieJar(file: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cookies.json"))
         ServiceRealm.get("accounts").useCookies(jar)                                // persisted; one jar…
@@ -433,7 +433,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 22.
     static func sample22() async throws {
-        #sourceLocation(file: "README.md", line: 763)
+        #sourceLocation(file: "README.md", line: 788)
         let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
@@ -442,7 +442,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 889)
+    #sourceLocation(file: "README.md", line: 944)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -458,7 +458,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 913)
+    #sourceLocation(file: "README.md", line: 968)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {
@@ -470,7 +470,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 25.
     static func sample25() async throws {
-        #sourceLocation(file: "README.md", line: 933)
+        #sourceLocation(file: "README.md", line: 988)
         ServiceRealm.get("inventory").use(URLSessionBackend.shared)   // URLSession on Linux too
         ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
         #sourceLocation()
@@ -478,7 +478,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 26.
     static func sample26() async throws {
-        #sourceLocation(file: "README.md", line: 958)
+        #sourceLocation(file: "README.md", line: 1013)
         let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
         ServiceRealm.get("jsonplaceholder").register(userService)
         // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
@@ -511,7 +511,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 27.
     static func sample27() async throws {
-        #sourceLocation(file: "README.md", line: 1035)
+        #sourceLocation(file: "README.md", line: 1090)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -527,7 +527,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 28.
     static func sample28() async throws {
-        #sourceLocation(file: "README.md", line: 1050)
+        #sourceLocation(file: "README.md", line: 1105)
         let users = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
         ServiceRealm.get("users").use(users)
@@ -537,7 +537,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 29.
     static func sample29() async throws {
-        #sourceLocation(file: "README.md", line: 1070)
+        #sourceLocation(file: "README.md", line: 1125)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:
@@ -549,7 +549,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 30.
     static func sample30() async throws {
-        #sourceLocation(file: "README.md", line: 1170)
+        #sourceLocation(file: "README.md", line: 1225)
         let companyCA = try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem"))
         ServiceRealm.get("inventory")
             .setBaseURL(URL(string: "https://inventory.internal.example")!)
@@ -560,7 +560,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 31.
     static func sample31() async throws {
-        #sourceLocation(file: "README.md", line: 1182)
+        #sourceLocation(file: "README.md", line: 1237)
         ServiceRealm.get("payments")
             .use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(pinnedPublicKeys: [
@@ -578,7 +578,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 32.
     static func sample32() async throws {
-        #sourceLocation(file: "README.md", line: 1212)
+        #sourceLocation(file: "README.md", line: 1267)
         let identity = try ClientIdentity.pem(
             certificateFile: URL(fileURLWithPath: "/run/secrets/client.pem"),
             privateKeyFile: URL(fileURLWithPath: "/run/secrets/client.key"))
@@ -593,7 +593,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 33.
     static func sample33() async throws {
-        #sourceLocation(file: "README.md", line: 1247)
+        #sourceLocation(file: "README.md", line: 1302)
         let strict = TLSPolicy(pinnedPublicKeys: [try PublicKeyPin(sha256: "k2eEB8lkvNhJMVAAqWYZ+TWTwzECLG37C7+OVMZJRGY=")])
         let pinned = try await UserService.info(uid: 42).override { $0.setTLSPolicy(strict) }.request()
         let underSystemRules = try await UserService.info(uid: 42).override { $0.setTLSPolicy(nil) }.request()  // the system's rules
@@ -604,7 +604,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 34.
     static func sample34() async throws {
-        #sourceLocation(file: "README.md", line: 1288)
+        #sourceLocation(file: "README.md", line: 1343)
         let realm = ServiceRealm.get("users").collectMetrics()
         let response = try await UserService.info(uid: 42).request()
         if let last = response.metrics.last {
@@ -615,7 +615,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 1329)
+    #sourceLocation(file: "README.md", line: 1388)
     struct SlowCallReport: RequestObserver {
         func observe(_ event: RequestEvent) {
             switch event.kind {
@@ -634,7 +634,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 35.
     static func sample35() async throws {
-        #sourceLocation(file: "README.md", line: 1344)
+        #sourceLocation(file: "README.md", line: 1403)
         ServiceRealm.get("users")
             .addObserver(SlowCallReport())
             .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
@@ -643,7 +643,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 36.
     static func sample36() async throws {
-        #sourceLocation(file: "README.md", line: 1362)
+        #sourceLocation(file: "README.md", line: 1421)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in
@@ -658,7 +658,7 @@ enum ReadmeSamples {
     }
 }
 
-#sourceLocation(file: "README.md", line: 190)
+#sourceLocation(file: "README.md", line: 191)
 extension ReadmeSamples.UserService {
     static func user(uid: Int64) -> TypedEndpoint<User> { info(uid: uid).returning(User.self) }
     static func followed(uid: Int64) -> TypedEndpoint<NoContent> { follow(uid: uid).returning(NoContent.self) }

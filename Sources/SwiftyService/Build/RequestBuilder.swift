@@ -102,16 +102,18 @@ enum RequestBuilder {
         let collectsMetrics = settings.top { $0.collectsMetrics } ?? !observers.isEmpty
         let (middleware, leadingCache, coalesces) = middleware(settings, draft, progress)
         let events = observers.isEmpty ? nil : EventEmitter(observers: observers)
+        var backendRequest = BackendRequest(
+            urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
+            sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
+            downloadFile: draft.download?.stagingFile(),
+            maxResponseSize: decided.maxResponseSize,
+            cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,
+            progress: progress,
+            collectsMetrics: collectsMetrics,
+            reports: events)
+        backendRequest.maxConnectionsPerHost = settings.top { $0.maxConnectionsPerHost }
         return PreparedRequest(
-            backendRequest: BackendRequest(
-                urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
-                sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
-                downloadFile: draft.download?.stagingFile(),
-                maxResponseSize: decided.maxResponseSize,
-                cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,
-                progress: progress,
-                collectsMetrics: collectsMetrics,
-                reports: events),
+            backendRequest: backendRequest,
             backend: settings.top { $0.backend } ?? DefaultBackend.shared,
             callbackQueue: settings.top { $0.callbackQueue },
             validStatusCodes: settings.top { $0.validStatusCodes } ?? .successful,

@@ -46,6 +46,9 @@ public struct RealmConfiguration: Sendable {
     public var maxResponseSize: Int? {
         SettingsStack(realm: self, overrides: []).limits(timeout: timeout).maxResponseSize(for: .buffered)
     }
+    /// The most connections the realm's requests hold to one host at once; `nil` (the default) leaves it
+    /// to the backend (``CurlBackend``: 8; ``URLSessionBackend``: 4). See ``setMaxConnectionsPerHost(_:)``.
+    public var maxConnectionsPerHost: Int? { settings.maxConnectionsPerHost }
     /// The backend that sends requests.
     public var backend: any NetworkBackend { settings.backend ?? DefaultBackend.shared }
     /// The queue completion closures run on; `nil` runs them wherever the backend answers.
@@ -106,6 +109,20 @@ public struct RealmConfiguration: Sendable {
 
     /// Keeps response bodies in memory whatever their size.
     public mutating func setMaxResponseSize(_ none: NoLimit) { settings.maxResponseSize = .unlimited }
+
+    /// Lets the realm's requests hold at most `limit` connections to one host (scheme, name and port) at
+    /// once; `nil` leaves it to the backend (``CurlBackend``: 8, or its `maxConnectionsPerHost:`;
+    /// ``URLSessionBackend``: 4, or its configuration's `httpMaximumConnectionsPerHost`).
+    ///
+    /// A request past the limit waits for a connection to come free, its timeout running: a stream holds
+    /// its connection until it ends, so a client of several event streams to one host (an LLM or MCP
+    /// client) sets room for them all. The wait is visible: observers get
+    /// ``RequestEvent/Kind/waitingForConnection(_:)``, ``LoggingMiddleware`` logs it, and
+    /// collected metrics show it as ``TransferMetrics/queued``. Over HTTP/2, which ``CurlBackend`` uses
+    /// wherever a server offers it over TLS, requests to one host share its connections and none waits.
+    /// A backend made with a session of your own (``URLSessionBackend/init(session:)``) allows at most
+    /// what its configuration does.
+    public mutating func setMaxConnectionsPerHost(_ limit: Int?) { settings.maxConnectionsPerHost = limit }
 
     /// Sends requests through `backend`.
     public mutating func use(_ backend: some NetworkBackend) { settings.backend = backend }

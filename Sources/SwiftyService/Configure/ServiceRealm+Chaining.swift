@@ -57,6 +57,13 @@ extension ServiceRealm {
         configure { $0.setMaxResponseSize(none) }
     }
 
+    /// Lets the realm's requests hold at most `limit` connections to one host at once; `nil` leaves it to the
+    /// backend. See ``RealmConfiguration/setMaxConnectionsPerHost(_:)``.
+    @discardableResult
+    public func setMaxConnectionsPerHost(_ limit: Int?) -> ServiceRealm {
+        configure { $0.setMaxConnectionsPerHost(limit) }
+    }
+
     /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
     @discardableResult
     public func setCallbackQueue(_ queue: DispatchQueue?) -> ServiceRealm {

@@ -26,6 +26,7 @@ struct Settings: Sendable {
         var timeout: TimeInterval?
         var resourceTimeout: LimitSetting<TimeInterval>?
         var maxResponseSize: LimitSetting<Int>?
+        var maxConnectionsPerHost: Int?
         var backend: (any NetworkBackend)?
         var callbackQueue: DispatchQueue?
         /// Secrets add up across layers.

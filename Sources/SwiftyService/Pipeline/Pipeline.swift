@@ -19,7 +19,8 @@ extension PreparedRequest {
 
     /// A call whose body is read as `mode` says; its answer is judged and settled by this request.
     func makeCall(_ mode: CallState.Mode = .buffered) -> Call {
-        let state = middleware.isEmpty ? nil : CallState(mode: mode, sendingRules: sendingRules())
+        let state =
+            middleware.isEmpty ? nil : CallState(mode: mode, sendingRules: sendingRules(), events: events)
         let settlement = CallSettlement(request: self, call: state, mode: mode)
         let exchange = Exchange(
             request: urlRequest, settling: settlement, endsWhenAbandoned: true, keepsBody: mode == .streamed)
@@ -222,6 +223,8 @@ extension PreparedRequest {
         }
         var sent = backendRequest
         sent.urlRequest = request
+        // The call hears what the backend reports of the attempt, for its observers and its middleware.
+        sent.reports = context.call
         let timeout = request.timeoutInterval
         if timeout.usableTimeout != timeout { sent.urlRequest.timeoutInterval = timeout.usableTimeout }
         return (context.call.nextAttempt(), sent)

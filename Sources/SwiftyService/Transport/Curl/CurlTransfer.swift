@@ -37,6 +37,11 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     var tlsOptions: CurlTLSOptions?
     /// The current hop's record of its TLS handshake, when it goes over https on a libcurl that can watch one.
     private var handshakeWatch: OpaquePointer?
+    /// The host whose connection the hop holds, while it holds one (CurlLoop+Connections).
+    var connectionHost: String?
+    /// When the hop began to wait for a connection, while it waits; and how long its waits took in all.
+    var waitingForConnectionSince: TimeInterval?
+    var waitedForConnections: TimeInterval = 0
 
     // The current hop's response.
     private var statusLine: String?
@@ -149,6 +154,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
         if Self.isStatusLine(bytes) {
+            // `HTTP/2 200`: the host multiplexes, and the loop lets every request to it share its connections.
+            if bytes.count > 5, bytes[5] == UInt8(ascii: "2"), let host = connectionHost {
+                loop.noteMultiplexing(host)
+            }
             // A new status line (after a 100 Continue, say) starts the headers over.
             statusLine = String(decoding: bytes, as: UTF8.self)
             clearFields()
@@ -215,6 +224,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private static let contentLength = HeaderName("Content-Length")
     private static let contentEncoding = HeaderName("Content-Encoding")
     private static let setCookie = HeaderName("Set-Cookie")
+    private static let transferEncoding = HeaderName("Transfer-Encoding")
     /// The codings libcurl decodes (with `CURLOPT_ACCEPT_ENCODING` set to all it supports).
     private static let decodedCodings: Set<String> = [
         "identity", "none", "gzip", "x-gzip", "deflate", "br", "zstd",
@@ -223,15 +233,20 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// At the end of the head: a body under a coding libcurl does not know would fail the transfer
     /// ("Unrecognized content encoding type"); browsers hand it over as it came, with its header, and so
     /// do we, by turning libcurl's decoding off for this response before its first body byte. (libcurl
-    /// reads the setting per body write up to 7.x; see the README's Backends section.)
+    /// reads the setting per body write up to 7.x; see the README's Backends section.) The same for a
+    /// transfer coding other than chunked that libcurl does not know: the body, which then runs to the end
+    /// of the connection (RFC 9112 §6.3), is handed over as it came.
     private func keepsUnknownCodingUndecoded() {
-        guard let codings = field(Self.contentEncoding), let handle = easy?.raw,
-            let curl = try? LibCurl.shared.get()
-        else { return }
-        let unknown = codings.split(separator: ",").contains {
-            !Self.decodedCodings.contains($0.trimmingCharacters(in: .whitespaces).lowercased())
+        guard let handle = easy?.raw, let curl = try? LibCurl.shared.get() else { return }
+        func isUnknown(_ codings: String?, besides known: Set<String>) -> Bool {
+            (codings ?? "").split(separator: ",").contains {
+                !known.contains($0.trimmingCharacters(in: .whitespaces).lowercased())
+            }
         }
-        guard unknown else { return }
+        guard
+            isUnknown(field(Self.contentEncoding), besides: Self.decodedCodings)
+                || isUnknown(field(Self.transferEncoding), besides: Self.decodedCodings.union(["chunked"]))
+        else { return }
         curl.set(handle, LibCurl.Option.httpContentDecoding, 0)
         // Set for this response only: the next hop on the handle sets its options anew.
         easy?.setup = nil

@@ -229,6 +229,8 @@ struct LibCurl: @unchecked Sendable {
         static let protocolsString: Int32 = 10_318
         static let redirectProtocolsString: Int32 = 10_319
         static let httpVersion2TLS = 4
+        /// `CURLOPT_PIPEWAIT`: wait for a connection to say whether it multiplexes rather than open another.
+        static let pipeWait: Int32 = 237
         static let multiMaxHostConnections: Int32 = 7
         /// `CURLMOPT_MAXCONNECTS`: the size of the multi handle's cache of idle connections.
         static let multiMaxConnects: Int32 = 6
