@@ -25,7 +25,7 @@ enum ObservabilitySamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/Observability.md, swift block 2.
     static func sample2() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 60)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 61)
         ServiceRealm.get("users").addObserver(EventHandler { event in
             if case let .failed(error, metrics) = event.kind {
                 print(event.requestID, error.kind, metrics.map(\.attempt))
@@ -36,7 +36,7 @@ enum ObservabilitySamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/Observability.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 74)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 75)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in

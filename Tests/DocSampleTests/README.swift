@@ -615,7 +615,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 1388)
+    #sourceLocation(file: "README.md", line: 1389)
     struct SlowCallReport: RequestObserver {
         func observe(_ event: RequestEvent) {
             switch event.kind {
@@ -634,7 +634,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 35.
     static func sample35() async throws {
-        #sourceLocation(file: "README.md", line: 1403)
+        #sourceLocation(file: "README.md", line: 1404)
         ServiceRealm.get("users")
             .addObserver(SlowCallReport())
             .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
@@ -643,7 +643,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 36.
     static func sample36() async throws {
-        #sourceLocation(file: "README.md", line: 1421)
+        #sourceLocation(file: "README.md", line: 1422)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in

@@ -119,7 +119,9 @@ enum RequestBuilder {
             validStatusCodes: settings.top { $0.validStatusCodes } ?? .successful,
             middleware: middleware,
             leadingCache: leadingCache,
-            metricsLog: collectsMetrics && !middleware.isEmpty ? MetricsLog() : nil,
+            // Through middleware every attempt's metrics go in the log; without, a failed attempt's do (its
+            // response carries them otherwise), for the observers' `failed`.
+            metricsLog: collectsMetrics && (!middleware.isEmpty || events != nil) ? MetricsLog() : nil,
             events: events,
             progress: progress,
             errorBody: settings.top { $0.errorBody },

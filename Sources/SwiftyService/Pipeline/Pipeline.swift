@@ -151,7 +151,7 @@ extension PreparedRequest {
             !request.needsAdapting(for: backend)
         {
             events?.emit(.attemptStarted(attempt: attempt, request.urlRequest))
-            return send(request, awaited: awaited, completion: Self.answering(exchange, keeping: nil))
+            return send(request, awaited: awaited, completion: answering(exchange, attempt: attempt, keeping: nil))
         }
         let original = request.urlRequest
         let streaming = mode == .streamed ? backend as? any StreamingBackend : nil
@@ -172,7 +172,7 @@ extension PreparedRequest {
             }
         }
         events?.emit(.attemptStarted(attempt: attempt, sent.urlRequest))
-        let heard = Self.answering(exchange, keeping: sent.cookieJar)
+        let heard = answering(exchange, attempt: attempt, keeping: sent.cookieJar)
         guard mode == .streamed else { return send(sent, awaited: awaited, completion: heard) }
         // A backend that does not stream answers whole; its body still reaches the chain as a stream does,
         // so that middleware sees every stream the same way.
@@ -187,13 +187,22 @@ extension PreparedRequest {
         return task
     }
 
-    /// What a backend's answer does: the cookies the head sets kept in `jar`, then `exchange` answered, a
-    /// failure named with the exchange's own request.
-    private static func answering(_ exchange: Exchange, keeping jar: CookieJar?)
+    /// What a backend's answer does: the cookies the head sets kept in `jar`, a failed attempt's metrics kept
+    /// in the call's log, then `exchange` answered, a failure named with the exchange's own request.
+    private func answering(_ exchange: Exchange, attempt: Int, keeping jar: CookieJar?)
         -> @Sendable (Result<Response, any Error>) -> Void
     {
-        { result in
-            if let jar, case let .success(response) = result { response.keepCookies(in: jar) }
+        let log = metricsLog
+        return { result in
+            switch result {
+            case let .success(response):
+                if let jar { response.keepCookies(in: jar) }
+            case let .failure(error):
+                if let log, var metrics = (error as? MeasuredFailure)?.metrics {
+                    metrics.attempt = attempt
+                    log.add(metrics)
+                }
+            }
             exchange.answer(result.mapError { ServiceError($0, request: exchange.request) })
         }
     }

@@ -235,6 +235,10 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
 extension ServiceError {
     /// Turns whatever a backend or middleware reported into the case it means.
     init(_ error: any Error, request: URLRequest, attempts: Int = 1) {
+        if let measured = error as? MeasuredFailure {
+            self.init(measured.underlying, request: request, attempts: attempts)
+            return
+        }
         if let error = error as? ServiceError {
             self = error
             return
@@ -256,6 +260,13 @@ extension ServiceError {
         }
         self = .transport(request, underlying: error, attempts: attempts)
     }
+}
+
+/// A backend's failure with the metrics of the attempt that failed (when the realm collects them): the
+/// pipeline keeps the metrics for the call's observers and reports the failure itself.
+struct MeasuredFailure: Error {
+    let underlying: any Error
+    let metrics: TransferMetrics
 }
 
 /// A response body over the realm's ``RealmConfiguration/maxResponseSize`` (64 MiB unless the realm says

@@ -1,5 +1,6 @@
 import Foundation
 import SwiftyService
+import ProcessProbes
 import SwiftyServiceCurl
 import Testing
 
@@ -106,6 +107,39 @@ struct MetricsRealServerTests {
         guard metrics.count == 2 else { return }
         let firstEnded = metrics[0].start.addingTimeInterval(try #require(metrics[0].total))
         #expect(metrics[1].start.timeIntervalSince(firstEnded) >= 0.3, "\(kind): the retry's wait")
+    }
+
+    @Test(arguments: [ConformingBackend.curl, .urlSession])
+    func aRefusedConnectionRetriedReportsTheMetricsOfBothAttemptsToObservers(_ kind: ConformingBackend)
+        async throws
+    {
+        // A closed port on loopback (ProcessProbes.closedPort): refused at once, retried once.
+        var policy = RetryPolicy.maxRetries(1)
+        policy.clock = RetryClock(sleep: { _ in }, now: { Date() }, random: { $0.lowerBound })
+        let log = EventLog()
+        let realm = uniqueRealm().setBaseURL(URL(string: "http://127.0.0.1:\(try closedPort())")!)
+            .use(try kind.make()).addObserver(log).addMiddleware(.retry(policy))
+        await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "refused").request() }
+        let failed = try #require(
+            log.all.compactMap { event -> [TransferMetrics]? in
+                guard case let .failed(_, metrics) = event.kind else { return nil }
+                return metrics
+            }.first)
+        #expect(failed.map(\.attempt) == [1, 2], "\(kind): the metrics of the attempts that were made")
+        #expect(failed.allSatisfy { ($0.total ?? -1) >= 0 }, "\(kind)")
+    }
+
+    @Test(arguments: [ConformingBackend.curl, .urlSession])
+    func aRefusedConnectionWithoutMiddlewareReportsItsAttemptToObservers(_ kind: ConformingBackend) async throws {
+        let log = EventLog()
+        let realm = uniqueRealm().setBaseURL(URL(string: "http://127.0.0.1:\(try closedPort())")!)
+            .use(try kind.make()).addObserver(log)
+        await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "refused").request() }
+        let failed = log.all.compactMap { event -> [TransferMetrics]? in
+            guard case let .failed(_, metrics) = event.kind else { return nil }
+            return metrics
+        }
+        #expect(failed.first?.map(\.attempt) == [1], "\(kind)")
     }
 
     @Test func httpsShowsATLSPhaseOnCurl() async throws {

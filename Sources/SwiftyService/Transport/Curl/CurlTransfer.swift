@@ -444,9 +444,9 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         guard let completion else { return }
         self.completion = nil
         closeFiles()
-        if case .failure = result, let download = request.downloadFile {
-            try? FileManager.default.removeItem(at: download)
-        }
-        completion(result)
+        guard case let .failure(error) = result else { return completion(result) }
+        if let download = request.downloadFile { try? FileManager.default.removeItem(at: download) }
+        // A failed attempt that was measured (it got as far as libcurl) says how far it went.
+        completion(.failure(metrics.map { MeasuredFailure(underlying: error, metrics: $0) } ?? error))
     }
 }

@@ -430,7 +430,14 @@ private final class Transfer: Sendable {
         }
         watch?.cancel()
         release?()
-        completion(timedOut ? .failure(URLError(.timedOut)) : result)
+        let outcome: Result<Response, any Error> = timedOut ? .failure(URLError(.timedOut)) : result
+        guard request.collectsMetrics, case let .failure(error) = outcome else { return completion(outcome) }
+        // A failed attempt says how long it went on, and how long it waited for a connection.
+        let waited = state.withLock { $0.waited }
+        var metrics = TransferMetrics(start: startedAt)
+        metrics.queued = waited
+        metrics.total = Date().timeIntervalSince(startedAt + waited)
+        completion(.failure(MeasuredFailure(underlying: error, metrics: metrics)))
     }
 
     /// Stops the transfer; its completion still runs, once, with `URLError(.cancelled)`.
