@@ -23,7 +23,8 @@ public protocol StreamingBackend: NetworkBackend {
 /// a chunk when it is full, and the backend keeps that chunk, stops reading from the network and waits
 /// for the handler given to ``whenDrained(_:)``, called once the consumer has read half of it.
 ///
-/// The decisions are ``StreamSinkState``'s; this class holds it under a lock and acts after letting go of it.
+/// The decisions are those of `StreamSinkState`, an internal pure state machine; this class holds it under a
+/// lock and acts after letting go of it.
 public final class StreamSink: ArrivingBody {
     /// The most body bytes a stream holds that its consumer has not read yet: 256 KiB.
     public static let capacity = 256 * 1024
