@@ -12,7 +12,8 @@ site and fails, naming the page, when
 - it is an article and its code samples do not all render as code: as many code listings as the article
   has, each a `pre code` block holding the sample's text, Swift ones highlighted.
 
-Every page's static `index.html` is fetched over HTTP, so any page opens by its address. The landing page,
+Every page's static `index.html` is fetched over HTTP, so any page opens by its address, and the site's
+root must lead to the landing page. The landing page,
 module pages, articles and top-level symbols are loaded from their address; the member pages (a thousand
 properties and methods, and the groups of a type's default implementations) are reached the way a click on a link reaches them, through the site's router, which
 fetches and renders the page without reloading the scripts — five times faster.
@@ -184,6 +185,13 @@ def main(site, base):
                     fail(path, f"code sample {number} is not rendered as its code")
                 elif listing.get("syntax") == "swift" and expected and not shown["highlighted"]:
                     fail(path, f"Swift sample {number} is not highlighted")
+
+    # The site's root sends a browser on to the landing page.
+    driver.get(base + "/")
+    landing = driver.execute_async_script(RENDERED, "/documentation", pages["/documentation"]["title"], WAIT, False, 0)
+    if landing["path"] != "/documentation":
+        fail("/", f"the site's root stays at {landing['path']} instead of going on to /documentation")
+    driver.get_log("browser")
 
     for path in loaded:
         check(path, navigate=False)
