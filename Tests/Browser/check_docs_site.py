@@ -188,9 +188,11 @@ def main(site, base):
 
     # The site's root sends a browser on to the landing page.
     driver.get(base + "/")
-    landing = driver.execute_async_script(RENDERED, "/documentation", pages["/documentation"]["title"], WAIT, False, 0)
-    if landing["path"] != "/documentation":
-        fail("/", f"the site's root stays at {landing['path']} instead of going on to /documentation")
+    deadline = time.time() + WAIT
+    while urllib.parse.urlsplit(driver.current_url).path.rstrip("/") != "/documentation" and time.time() < deadline:
+        time.sleep(0.1)
+    if urllib.parse.urlsplit(driver.current_url).path.rstrip("/") != "/documentation":
+        fail("/", f"the site's root stays at {driver.current_url} instead of going on to /documentation")
     driver.get_log("browser")
 
     for path in loaded:
