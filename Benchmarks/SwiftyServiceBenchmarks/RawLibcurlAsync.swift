@@ -13,18 +13,9 @@ import Darwin
 /// resumes the task when its transfer is done. The body is counted and dropped. What this costs over
 /// ``RawLibcurl`` is the hand-over between the cooperative pool and the loop's thread, both ways.
 final class RawLibcurlAsync: @unchecked Sendable {
-    private typealias Handle = UnsafeMutableRawPointer
-    private let multiAdd: @convention(c) (Handle, Handle) -> Int32
-    private let multiRemove: @convention(c) (Handle, Handle) -> Int32
-    private let multiPerform: @convention(c) (Handle, UnsafeMutablePointer<Int32>) -> Int32
-    private let multiPoll:
-        @convention(c) (Handle, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) ->
-            Int32
-    private let multiWakeup: @convention(c) (Handle) -> Int32
-    private let multiInfoRead:
-        @convention(c) (Handle, UnsafeMutablePointer<Int32>) -> UnsafeMutablePointer<ccurl_message>?
-    private let handles: [Handle]
-    private let multi: Handle
+    private let curl: RawCurlAPI
+    private let handles: [RawCurlAPI.Handle]
+    private let multi: RawCurlAPI.Handle
 
     /// Handed from the tasks to the loop under `lock`.
     private let lock = NSLock()
@@ -34,40 +25,10 @@ final class RawLibcurlAsync: @unchecked Sendable {
     private var waiting: [UnsafeContinuation<Bool, Never>?]
 
     init(url: URL, inFlight: Int) throws {
-        guard let library = dlopen("libcurl.so.4", RTLD_NOW) ?? dlopen("libcurl.dylib", RTLD_NOW),
-            let setopt = dlsym(library, "curl_easy_setopt"), dlsym(library, "curl_multi_wakeup") != nil
-        else {
-            throw URLError(
-                .unsupportedURL, userInfo: [NSLocalizedDescriptionKey: "libcurl 7.68 or later is needed"])
-        }
-        func symbol<T>(_ name: String, _ type: T.Type) -> T {
-            unsafeBitCast(dlsym(library, name)!, to: type)
-        }
-        let easyInit = symbol("curl_easy_init", (@convention(c) () -> Handle?).self)
-        let multiInit = symbol("curl_multi_init", (@convention(c) () -> Handle?).self)
-        multiAdd = symbol("curl_multi_add_handle", (@convention(c) (Handle, Handle) -> Int32).self)
-        multiRemove = symbol("curl_multi_remove_handle", (@convention(c) (Handle, Handle) -> Int32).self)
-        multiPerform = symbol(
-            "curl_multi_perform", (@convention(c) (Handle, UnsafeMutablePointer<Int32>) -> Int32).self)
-        multiPoll = symbol(
-            "curl_multi_poll",
-            (@convention(c) (Handle, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?) ->
-                Int32)
-                .self)
-        multiWakeup = symbol("curl_multi_wakeup", (@convention(c) (Handle) -> Int32).self)
-        multiInfoRead = symbol(
-            "curl_multi_info_read",
-            (@convention(c) (Handle, UnsafeMutablePointer<Int32>) -> UnsafeMutablePointer<ccurl_message>?)
-                .self)
-        handles = (0..<inFlight).map { _ in
-            let handle = easyInit()!
-            url.absoluteString.withCString { _ = ccurl_easy_setopt_pointer(setopt, handle, 10_002, $0) }
-            _ = ccurl_easy_setopt_long(setopt, handle, 99, 1)  // CURLOPT_NOSIGNAL
-            _ = ccurl_easy_setopt_pointer(
-                setopt, handle, 20_011, unsafeBitCast(dropBody, to: UnsafeRawPointer.self))
-            return handle
-        }
-        multi = multiInit()!
+        let curl = try RawCurlAPI()
+        self.curl = curl
+        handles = (0..<inFlight).map { _ in curl.handle(for: url) }
+        multi = curl.multiInit()!
         waiting = Array(repeating: nil, count: inFlight)
         let thread = Thread { [self] in loop() }
         thread.name = "raw-libcurl-async"
@@ -78,14 +39,14 @@ final class RawLibcurlAsync: @unchecked Sendable {
     func perform(_ index: Int) async -> Bool {
         await withUnsafeContinuation { done in
             lock.withLock { queued.append((index, done)) }
-            _ = multiWakeup(multi)
+            _ = curl.multiWakeup(multi)
         }
     }
 
     /// Ends the loop once the transfers in flight are done.
     func stop() {
         lock.withLock { stopped = true }
-        _ = multiWakeup(multi)
+        _ = curl.multiWakeup(multi)
     }
 
     private func loop() {
@@ -98,28 +59,24 @@ final class RawLibcurlAsync: @unchecked Sendable {
             }
             for (index, done) in added {
                 waiting[index] = done
-                _ = multiAdd(multi, handles[index])
+                _ = curl.multiAdd(multi, handles[index])
                 inMulti += 1
             }
             if stop, inMulti == 0 { return }
-            _ = multiPerform(multi, &running)
+            _ = curl.multiPerform(multi, &running)
             var left: Int32 = 0
-            while let message = multiInfoRead(multi, &left) {
+            while let message = curl.multiInfoRead(multi, &left) {
                 guard message.pointee.msg == 1, let handle = message.pointee.easy_handle,
                     let index = handles.firstIndex(of: handle)
                 else { continue }
                 let succeeded = message.pointee.data.result == 0
-                _ = multiRemove(multi, handle)
+                _ = curl.multiRemove(multi, handle)
                 inMulti -= 1
                 let done = waiting[index]
                 waiting[index] = nil
                 done?.resume(returning: succeeded)
             }
-            _ = multiPoll(multi, nil, 0, 100, nil)
+            _ = curl.multiPoll(multi, nil, 0, 100, nil)
         }
     }
-}
-
-private let dropBody: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int = {
-    _, size, count, _ in size * count
 }

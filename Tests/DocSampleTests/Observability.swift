@@ -24,7 +24,7 @@ enum ObservabilitySamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 70)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 76)
     struct SlowCallReport: RequestObserver {
         func observe(_ event: RequestEvent) {
             switch event.kind {
@@ -43,7 +43,7 @@ enum ObservabilitySamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/Observability.md, swift block 2.
     static func sample2() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 85)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 91)
         ServiceRealm.get("users")
             .addObserver(SlowCallReport())
             .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
@@ -52,7 +52,7 @@ enum ObservabilitySamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/Observability.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 114)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 121)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in

@@ -13,8 +13,12 @@ import FoundationNetworking
 enum ResponsesAndErrorsSamples {
     /// Sources/SwiftyService/SwiftyService.docc/ResponsesAndErrors.md, swift block 1.
     static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/ResponsesAndErrors.md", line: 45)
-        realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/ResponsesAndErrors.md", line: 53)
+        realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)           // tighter than the defaults
+        ServiceRealm.get("exports").setMaxResponseSize(512 << 20)           // a module that fetches big files into memory
+        ServiceRealm.get("reports").setResourceTimeout(.unlimited)          // slow on purpose: only silences are bounded
+        let huge = try await UserService.info(uid: 42).override { $0.setMaxResponseSize(.unlimited) }.request()
         #sourceLocation()
+        _ = huge
     }
 }

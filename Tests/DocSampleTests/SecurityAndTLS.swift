@@ -14,7 +14,7 @@ import FoundationNetworking
 enum SecurityAndTLSSamples {
     /// Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md, swift block 1.
     static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md", line: 81)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md", line: 102)
         let companyCA = try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem"))
         ServiceRealm.get("inventory")
             .setBaseURL(URL(string: "https://inventory.internal.example")!)
@@ -25,7 +25,7 @@ enum SecurityAndTLSSamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md, swift block 2.
     static func sample2() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md", line: 93)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md", line: 114)
         ServiceRealm.get("payments")
             .use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(pinnedPublicKeys: [
@@ -43,7 +43,7 @@ enum SecurityAndTLSSamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md", line: 123)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md", line: 144)
         let identity = try ClientIdentity.pem(
             certificateFile: URL(fileURLWithPath: "/run/secrets/client.pem"),
             privateKeyFile: URL(fileURLWithPath: "/run/secrets/client.key"))
@@ -54,5 +54,16 @@ enum SecurityAndTLSSamples {
                 trustedRoots: try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem")),
                 clientIdentity: identity, minimumVersion: .tls1_3))
         #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md, swift block 4.
+    static func sample4() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/SecurityAndTLS.md", line: 183)
+        let strict = TLSPolicy(pinnedPublicKeys: [try PublicKeyPin(sha256: "k2eEB8lkvNhJMVAAqWYZ+TWTwzECLG37C7+OVMZJRGY=")])
+        let pinned = try await UserService.info(uid: 42).override { $0.setTLSPolicy(strict) }.request()
+        let underSystemRules = try await UserService.info(uid: 42).override { $0.setTLSPolicy(nil) }.request()  // the system's rules
+        #sourceLocation()
+        _ = pinned
+        _ = underSystemRules
     }
 }

@@ -88,4 +88,25 @@ enum StreamingSamples {
         }
         #sourceLocation()
     }
+
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 129)
+    enum Events: SwiftyServiceProtocol {
+        case feed
+
+        var realm: ServiceRealm { .get("events") }
+        var path: String { "v1/events" }
+        var method: HTTPMethod { .get }
+    }
+    #sourceLocation()
+
+    /// Sources/SwiftyService/SwiftyService.docc/Streaming.md, swift block 4.
+    static func sample4() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 137)
+        // Room for several streams to one host: each holds its connection while it runs.
+        ServiceRealm.get("events").setMaxConnectionsPerHost(16)
+        for try await event in Events.feed.serverSentEvents(reconnecting: EventReconnection(delay: 3, maxAttempts: 5)) {
+            print(event.id, event.data)
+        }
+        #sourceLocation()
+    }
 }

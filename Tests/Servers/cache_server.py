@@ -3,7 +3,8 @@
 Run: python3 cache_server.py PORT   (prints "ready" once it listens)
 
   /script/<id>?h=Name:%20value&...   (h[] works too) answers with those headers. In a value, @now is the
-        current time as an IMF-fixdate, @now+N / @now-N that many seconds from it. Other parameters:
+        current time as an IMF-fixdate, @now+N / @now-N that many seconds from it, and @self the path and
+        query the request was sent to. Other parameters:
         status=N      the status of a full answer (default 200)
         body=TEXT     the body (default "<id> #<n>", n counting this id's requests from 1)
         h304=...      headers of a 304 (default: the ETag, Cache-Control, Expires and Date of h); a 304
@@ -17,6 +18,8 @@ Run: python3 cache_server.py PORT   (prints "ready" once it listens)
         pace=S        with chunks, S seconds between pieces
         cut=1         with chunks, the connection closes after half the pieces, the body unfinished
   /unknown-encoding  200, `Content-Encoding: x-unknown`, a body that is not encoded at all
+  /unknown-transfer-coding  200, `Transfer-Encoding: x-unknown`, a body not encoded at all that runs to the
+                      end of the connection
   /redirect-with-body  302 to /script/target with a body of its own, "the 302's own body"
   /count/<id>         {"count": n}: how many requests /script/<id> has had
 
@@ -34,10 +37,10 @@ counts = {}
 lock = threading.Lock()
 
 
-def expand(value):
-    """@now, @now+N and @now-N in a header value, as IMF-fixdates."""
+def expand(value, path=""):
+    """@now, @now+N and @now-N in a header value, as IMF-fixdates; @self as `path`."""
     out = []
-    rest = value
+    rest = value.replace("@self", path)
     while "@now" in rest:
         before, rest = rest.split("@now", 1)
         out.append(before)
@@ -56,11 +59,11 @@ def expand(value):
     return "".join(out)
 
 
-def header_pairs(values):
+def header_pairs(values, path=""):
     pairs = []
     for item in values:
         name, _, value = item.partition(":")
-        pairs.append((name.strip(), expand(value.strip())))
+        pairs.append((name.strip(), expand(value.strip(), path)))
     return pairs
 
 
@@ -105,6 +108,14 @@ class Handler(BaseHTTPRequestHandler):
         elif parts[0] == "unknown-encoding":
             self.answer(200, [("Content-Type", "text/plain"), ("Content-Encoding", "x-unknown")],
                         b"plain bytes under an unknown coding")
+        elif parts[0] == "unknown-transfer-coding":
+            self.send_response_only(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "x-unknown")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"plain bytes under an unknown transfer coding")
+            self.close_connection = True
         elif parts[0] == "redirect-with-body":
             self.answer(302, [("Location", "/script/target"), ("Content-Type", "text/plain")],
                         b"the 302's own body")
@@ -129,7 +140,7 @@ class Handler(BaseHTTPRequestHandler):
         if count == 1 and get("first"):
             self.answer(int(get("first")), [("Content-Type", "text/plain")], b"not yet")
             return
-        headers = header_pairs(query.get("h", []) + query.get("h[]", []))
+        headers = header_pairs(query.get("h", []) + query.get("h[]", []), self.path)
         found = {name.lower(): value for name, value in headers}
         if get("notmodified") != "0" and self.not_modified(found):
             given = query.get("h304", []) + query.get("h304[]", [])

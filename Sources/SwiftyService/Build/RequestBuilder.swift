@@ -55,8 +55,10 @@ enum RequestBuilder {
         if let contentType = body.contentType, headers.value(for: "Content-Type") == nil {
             headers.set("Content-Type", contentType)
         }
-        let timeouts = Timeouts(
-            timeout: settings.top { $0.timeout }, resource: settings.top { $0.resourceTimeout })
+        let timeout = settings.top { $0.timeout } ?? RealmConfiguration.defaultTimeout
+        let limits = settings.limits(timeout: timeout)
+        let mode = CallMode(downloadsToFile: draft.download != nil, uploadsFromFile: body.file != nil)
+        let timeouts = Timeouts(timeout: timeout, resource: limits.resourceTimeout(for: mode))
         if let problem = timeouts.problem { throw target.invalid(problem) }
         if let download = draft.download, !download.replacesExisting,
             FileManager.default.fileExists(atPath: download.url.path)
@@ -70,7 +72,10 @@ enum RequestBuilder {
         request.cachePolicy = settings.cachePolicy(for: crudMethods)
         if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
         request.httpBody = body.data
-        return assemble(request, draft, settings, body.file, timeouts.resource, progress)
+        return assemble(
+            request, draft, settings, body.file,
+            (timeouts.resource, limits.maxResponseSize(for: mode), limits),
+            progress)
     }
 
     /// The HTTP method, and the CRUD methods whose per-CRUD settings apply to it (none looked up when no
@@ -90,32 +95,38 @@ enum RequestBuilder {
 
     private static func assemble(
         _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack, _ bodyFile: BodyFile?,
-        _ resourceTimeout: TimeInterval?, _ progress: ProgressThrottle?
+        _ decided: (resourceTimeout: TimeInterval?, maxResponseSize: Int?, limits: RequestLimits),
+        _ progress: ProgressThrottle?
     ) -> PreparedRequest {
         let observers = settings.observers
         let collectsMetrics = settings.top { $0.collectsMetrics } ?? !observers.isEmpty
         let (middleware, leadingCache, coalesces) = middleware(settings, draft, progress)
         let events = observers.isEmpty ? nil : EventEmitter(observers: observers)
+        var backendRequest = BackendRequest(
+            urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
+            sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
+            downloadFile: draft.download?.stagingFile(),
+            maxResponseSize: decided.maxResponseSize,
+            cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,
+            progress: progress,
+            collectsMetrics: collectsMetrics,
+            reports: events)
+        backendRequest.maxConnectionsPerHost = settings.top { $0.maxConnectionsPerHost }
         return PreparedRequest(
-            backendRequest: BackendRequest(
-                urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
-                sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
-                downloadFile: draft.download?.stagingFile(),
-                maxResponseSize: settings.top { $0.maxResponseSize },
-                cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy },
-                progress: progress,
-                collectsMetrics: collectsMetrics,
-                reports: events),
+            backendRequest: backendRequest,
             backend: settings.top { $0.backend } ?? DefaultBackend.shared,
             callbackQueue: settings.top { $0.callbackQueue },
             validStatusCodes: settings.top { $0.validStatusCodes } ?? .successful,
             middleware: middleware,
             leadingCache: leadingCache,
-            metricsLog: collectsMetrics && !middleware.isEmpty ? MetricsLog() : nil,
+            // Through middleware every attempt's metrics go in the log; without, a failed attempt's do (its
+            // response carries them otherwise), for the observers' `failed`.
+            metricsLog: collectsMetrics && (!middleware.isEmpty || events != nil) ? MetricsLog() : nil,
             events: events,
             progress: progress,
             errorBody: settings.top { $0.errorBody },
-            resourceTimeout: resourceTimeout,
+            resourceTimeout: decided.resourceTimeout,
+            limits: decided.limits,
             download: draft.download,
             decoder: settings.top { $0.decoder },
             coalesces: coalesces)
@@ -150,8 +161,7 @@ struct Timeouts {
     /// Why the timeouts cannot be used, if they cannot.
     let problem: ServiceError.InvalidRequestReason?
 
-    init(timeout: TimeInterval?, resource resourceTimeout: TimeInterval?) {
-        let timeout = timeout ?? RealmConfiguration.defaultTimeout
+    init(timeout: TimeInterval, resource resourceTimeout: TimeInterval?) {
         if !(timeout > 0) {
             problem = .invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds")
         } else if let resourceTimeout, !(resourceTimeout > 0) {

@@ -24,8 +24,9 @@ struct Settings: Sendable {
         var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] = [:]
         var crudMap: CRUDMap = [:]
         var timeout: TimeInterval?
-        var resourceTimeout: TimeInterval?
-        var maxResponseSize: Int?
+        var resourceTimeout: LimitSetting<TimeInterval>?
+        var maxResponseSize: LimitSetting<Int>?
+        var maxConnectionsPerHost: Int?
         var backend: (any NetworkBackend)?
         var callbackQueue: DispatchQueue?
         /// Secrets add up across layers.
@@ -41,7 +42,8 @@ struct Settings: Sendable {
         /// Observers add up across layers.
         var observers: [any RequestObserver] = []
         var collectsMetrics: Bool?
-        var tlsPolicy: TLSPolicy?
+        /// `.system` where a layer sets `nil`: the system's rules, whatever a layer below says.
+        var tlsPolicy: TLSChoice?
         var decoder: JSONDecoder?
     }
 

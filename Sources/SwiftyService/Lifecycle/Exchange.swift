@@ -42,7 +42,7 @@ final class Exchange: Sendable {
     /// Whether a streamed answer's body stays with the exchange until it ends (a call's), rather than
     /// going on with the head (an attempt's, a flight's).
     private let keepsBody: Bool
-    private let state: Locked<ExchangeState<Outcome, any ArrivingBody>>
+    private let state: InlineLocked<ExchangeState<Outcome, any ArrivingBody>>
 
     init(
         request: URLRequest, settling: any Settling = PlainAnswer(), endsWhenAbandoned: Bool = false,
@@ -51,7 +51,7 @@ final class Exchange: Sendable {
         self.request = request
         self.settling = settling
         self.keepsBody = keepsBody
-        state = .make(ExchangeState(endsWhenAbandoned: endsWhenAbandoned))
+        state = InlineLocked(ExchangeState(endsWhenAbandoned: endsWhenAbandoned))
     }
 
     /// An exchange over before it began: a request that could not be built.
@@ -61,7 +61,7 @@ final class Exchange: Sendable {
         keepsBody = false
         var finished = ExchangeState<Outcome, any ArrivingBody>()
         _ = finished.end(.failure(error))
-        state = .make(finished)
+        state = InlineLocked(finished)
     }
 
     /// The outcome, once there is one.
@@ -122,7 +122,7 @@ final class Exchange: Sendable {
     /// Ends the exchange as timed out after `seconds`, unless it has ended by then.
     func expire(after seconds: TimeInterval) {
         // The deadline holds the exchange: work that never answers must still end for its waiters.
-        let deadline = Deadline(after: seconds) { [self] in end(.failure(.timedOut(request))) }
+        let deadline = Deadline(after: seconds) { [self] in end(.failure(.deadlinePassed(request, after: seconds))) }
         if case .callOff = state.withLock({ $0.keep(deadline) }) { deadline.cancel() }
     }
 
@@ -169,8 +169,9 @@ final class Exchange: Sendable {
     /// exchange that ends when abandoned ends it.
     func stopWaiting(_ id: Int) {
         let cancelled = Outcome.failure(.cancelled(request))
-        let (waiter, ended) = state.withLock { $0.remove(id, abandoned: cancelled) }
-        guard let waiter else { return }
+        let removed = state.withLock { $0.remove(id, abandoned: cancelled) }
+        guard let waiter = removed.waiter else { return }
+        let ended = removed.ended
         // It hears first, as in `carryOut`; then, if nobody else waits, the work stops.
         waiter.tell(cancelled)
         carryOut(ended, cancelled)

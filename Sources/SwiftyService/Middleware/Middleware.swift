@@ -67,6 +67,13 @@ public struct RequestContext: Sendable {
     @available(*, deprecated, message: "Look at the response: `isStreamed` says whether its body is still arriving")
     public var isStream: Bool { call.mode == .streamed }
 
+    /// Calls `handler` each time an attempt of this call waits for a connection to its host, because the
+    /// realm's (or the backend's) limit of connections to it are all in use; the attempt starts when one
+    /// comes free. ``LoggingMiddleware`` logs it.
+    public func whenWaitingForConnection(_ handler: @escaping @Sendable (ConnectionWait) -> Void) {
+        call.whenWaitingForConnection(handler)
+    }
+
     /// For a stream, calls `handler` once when its body has ended, with the bytes handed to the reader and
     /// the error that stopped it (`nil` when the body came whole); also, with the error, when the head the
     /// chain returned was refused. Never called for a call that is not a stream.
@@ -94,6 +101,8 @@ final class CallState: Sendable {
     /// TLS policy, cookie jar, limits): calls may share a trip only when these are equal; `nil` when the
     /// call must not share one.
     let sendingRules: (any Hashable & Sendable)?
+    /// Where the call's events go, when the realm has observers.
+    let events: EventEmitter?
     private let state = Locked.make(State())
 
     private struct State {
@@ -102,11 +111,17 @@ final class CallState: Sendable {
         var streamEnds: [@Sendable (Int64, ServiceError?) -> Void] = []
         /// The attempts' bodies still arriving (streamed calls), until the chain is done.
         var bodies: [any ArrivingBody] = []
+        var connectionWaits: [@Sendable (ConnectionWait) -> Void] = []
     }
 
-    init(mode: Mode, sendingRules: (any Hashable & Sendable)? = nil) {
+    init(mode: Mode, sendingRules: (any Hashable & Sendable)? = nil, events: EventEmitter? = nil) {
         self.mode = mode
         self.sendingRules = sendingRules
+        self.events = events
+    }
+
+    func whenWaitingForConnection(_ handler: @escaping @Sendable (ConnectionWait) -> Void) {
+        state.withLock { $0.connectionWaits.append(handler) }
     }
 
     var attempts: Int { state.withLock { $0.attempts } }
@@ -193,5 +208,18 @@ public struct Hooks: Middleware {
             didReceive(.failure(ServiceError(error, request: request, attempts: context.attempts)), context)
             throw error
         }
+    }
+}
+
+/// What a backend reports while it works on one of the call's attempts reaches the call's observers and the
+/// middleware that asked.
+extension CallState: TransferReporting {
+    func redirected(from: URL, to: URL, statusCode: Int) {
+        events?.redirected(from: from, to: to, statusCode: statusCode)
+    }
+
+    func waitingForConnection(_ wait: ConnectionWait) {
+        events?.waitingForConnection(wait)
+        for handler in state.withLock({ $0.connectionWaits }) { handler(wait) }
     }
 }

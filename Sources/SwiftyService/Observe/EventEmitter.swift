@@ -66,6 +66,10 @@ extension EventEmitter: TransferReporting {
     func redirected(from: URL, to: URL, statusCode: Int) {
         emit(.redirected(from: from, to: to, statusCode: statusCode))
     }
+
+    func waitingForConnection(_ wait: ConnectionWait) {
+        emit(.waitingForConnection(wait))
+    }
 }
 
 /// The metrics of one call's attempts, in the order they ended (attempts through middleware).

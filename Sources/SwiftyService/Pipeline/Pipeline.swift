@@ -19,7 +19,8 @@ extension PreparedRequest {
 
     /// A call whose body is read as `mode` says; its answer is judged and settled by this request.
     func makeCall(_ mode: CallState.Mode = .buffered) -> Call {
-        let state = middleware.isEmpty ? nil : CallState(mode: mode, sendingRules: sendingRules())
+        let state =
+            middleware.isEmpty ? nil : CallState(mode: mode, sendingRules: sendingRules(), events: events)
         let settlement = CallSettlement(request: self, call: state, mode: mode)
         let exchange = Exchange(
             request: urlRequest, settling: settlement, endsWhenAbandoned: true, keepsBody: mode == .streamed)
@@ -32,7 +33,9 @@ extension PreparedRequest {
     /// carry the request out on its thread.
     func start(_ call: Call, askingCache: Bool = true, awaited: Bool = false) {
         events?.emit(.built(urlRequest))
-        if let resourceTimeout { call.exchange.expire(after: resourceTimeout) }
+        // A stream gets the deadline its settings chose, never the default of a buffered request.
+        let deadline = call.mode == .streamed ? limits.resourceTimeout(for: .stream) : resourceTimeout
+        if let deadline { call.exchange.expire(after: deadline) }
         guard let state = call.state else {
             call.exchange.start { exchange in
                 transmit(backendRequest, attempt: 1, mode: call.mode, awaited: awaited, to: exchange)
@@ -69,8 +72,7 @@ extension PreparedRequest {
         let call = makeCall(.buffered)
         // Cancelled before it starts, the request is never sent.
         return try await withTaskCancellationHandler {
-            start(call, askingCache: !askingCache, awaited: true)
-            return try await call.exchange.untilFinished().get()
+            try await call.exchange.untilFinished { start(call, askingCache: !askingCache, awaited: true) }.get()
         } onCancel: {
             call.exchange.cancel()
         }
@@ -144,30 +146,33 @@ extension PreparedRequest {
     private func transmit(
         _ request: BackendRequest, attempt: Int, mode: CallState.Mode, awaited: Bool, to exchange: Exchange
     ) -> BackendTask {
+        // Most requests go as built: no copy to change, no policy to check.
+        if mode == .buffered, request.cookieJar == nil, request.tlsPolicy == nil,
+            !request.needsAdapting(for: backend)
+        {
+            events?.emit(.attemptStarted(attempt: attempt, request.urlRequest))
+            return send(request, awaited: awaited, completion: answering(exchange, attempt: attempt, keeping: nil))
+        }
         let original = request.urlRequest
         let streaming = mode == .streamed ? backend as? any StreamingBackend : nil
         var sent = request
         if mode == .streamed {
-            // A stream's body goes to its reader, not to a file; only its lines and events have a size limit.
+            // A stream's body goes to its reader, not to a file; only its lines and events have a size limit,
+            // unless the realm sets one (held to it here when the backend answers whole).
             sent.downloadFile = nil
-            if streaming != nil { sent.maxResponseSize = nil }
+            sent.maxResponseSize = streaming != nil ? nil : limits.maxResponseSize(for: .stream)
         }
-        // Most requests go as built: no copy to change, no policy to check.
         if sent.cookieJar != nil || sent.tlsPolicy != nil || sent.needsAdapting(for: backend) {
             do {
                 try sent.adapt(for: backend)
+                try sent.addCookies()
             } catch {
                 exchange.answer(.failure(ServiceError(error, request: original)))
                 return .uncancellable
             }
-            sent.addCookies()
         }
         events?.emit(.attemptStarted(attempt: attempt, sent.urlRequest))
-        let jar = sent.cookieJar
-        let heard: @Sendable (Result<Response, any Error>) -> Void = { result in
-            if let jar, case let .success(response) = result { response.keepCookies(in: jar) }
-            exchange.answer(result.mapError { ServiceError($0, request: exchange.request) })
-        }
+        let heard = answering(exchange, attempt: attempt, keeping: sent.cookieJar)
         guard mode == .streamed else { return send(sent, awaited: awaited, completion: heard) }
         // A backend that does not stream answers whole; its body still reaches the chain as a stream does,
         // so that middleware sees every stream the same way.
@@ -180,6 +185,26 @@ extension PreparedRequest {
             }
         sink.attach(task)
         return task
+    }
+
+    /// What a backend's answer does: the cookies the head sets kept in `jar`, a failed attempt's metrics kept
+    /// in the call's log, then `exchange` answered, a failure named with the exchange's own request.
+    private func answering(_ exchange: Exchange, attempt: Int, keeping jar: CookieJar?)
+        -> @Sendable (Result<Response, any Error>) -> Void
+    {
+        let log = metricsLog
+        return { result in
+            switch result {
+            case let .success(response):
+                if let jar { response.keepCookies(in: jar) }
+            case let .failure(error):
+                if let log, var metrics = (error as? MeasuredFailure)?.metrics {
+                    metrics.attempt = attempt
+                    log.add(metrics)
+                }
+            }
+            exchange.answer(result.mapError { ServiceError($0, request: exchange.request) })
+        }
     }
 
     /// Hands `request` to the backend: on the sender's thread where the backend can and the sender only
@@ -207,6 +232,8 @@ extension PreparedRequest {
         }
         var sent = backendRequest
         sent.urlRequest = request
+        // The call hears what the backend reports of the attempt, for its observers and its middleware.
+        sent.reports = context.call
         let timeout = request.timeoutInterval
         if timeout.usableTimeout != timeout { sent.urlRequest.timeoutInterval = timeout.usableTimeout }
         return (context.call.nextAttempt(), sent)

@@ -21,8 +21,10 @@ final class PreparedRequest: Sendable {
     /// The realm's cache when it is first in ``middleware``: a fresh hit is answered before the chain starts.
     let leadingCache: CacheMiddleware?
     let errorBody: ErrorBody?
-    /// The deadline for the whole request, if the realm sets one.
+    /// The deadline for the whole request as `request()` sends it (a stream asks ``limits`` for its own).
     let resourceTimeout: TimeInterval?
+    /// The limits the settings chose, for each way of sending the request.
+    let limits: RequestLimits
     /// Where an accepted body goes, moved there from ``downloadStaging`` when it is settled.
     let download: DownloadDestination?
     /// The file a download is written to until it is accepted.
@@ -47,7 +49,8 @@ final class PreparedRequest: Sendable {
         backendRequest: BackendRequest, backend: any NetworkBackend, callbackQueue: DispatchQueue?,
         validStatusCodes: StatusCodes, middleware: [any Middleware], leadingCache: CacheMiddleware?,
         metricsLog: MetricsLog?, events: EventEmitter?, progress: ProgressThrottle?,
-        errorBody: ErrorBody?, resourceTimeout: TimeInterval?, download: DownloadDestination?,
+        errorBody: ErrorBody?, resourceTimeout: TimeInterval?, limits: RequestLimits,
+        download: DownloadDestination?,
         decoder: JSONDecoder?, coalesces: Bool
     ) {
         self.backendRequest = backendRequest
@@ -61,6 +64,7 @@ final class PreparedRequest: Sendable {
         self.progress = progress
         self.errorBody = errorBody
         self.resourceTimeout = resourceTimeout
+        self.limits = limits
         self.download = download
         downloadStaging = backendRequest.downloadFile
         maxResponseSize = backendRequest.maxResponseSize

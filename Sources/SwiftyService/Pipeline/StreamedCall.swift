@@ -32,7 +32,7 @@ extension PreparedRequest {
     /// The error for a streamed head whose status was refused, with as much of its body as explains it
     /// read and decoded; the body then stops, and the call's end is told.
     private func refuse(_ head: Response, body: StreamSink, call: CallState?) async -> ServiceError {
-        let limit = min(maxResponseSize ?? Self.errorBodyLimit, Self.errorBodyLimit)
+        let limit = min(limits.maxResponseSize(for: .stream) ?? Self.errorBodyLimit, Self.errorBodyLimit)
         // The status is the news; a body that could not be read leaves the error body out.
         let data = (try? await body.collect(limit: limit)) ?? Data()
         let error: ServiceError =

@@ -63,6 +63,11 @@ public struct Response: Sendable, CustomStringConvertible {
         return response
     }
 
+    /// The response's `Set-Cookie` lines, each as the server sent it, where the backend saw them apart
+    /// (CurlBackend); `nil` where it had them only joined with ", " (URLSession on Linux), which the realm's
+    /// cookie jar then splits again by a guess (``CookieJar/splitCombinedSetCookie(_:)``).
+    var setCookieLines: [String]?
+
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
         /// The server, in full.
@@ -120,6 +125,9 @@ public struct Response: Sendable, CustomStringConvertible {
 
     /// The HTTP status code.
     public var statusCode: Int { head.statusCode }
+
+    /// The URL the response came from (the last hop's), without making the `HTTPURLResponse`.
+    var url: URL { head.url }
 
     /// Every response header, as the cache stores them.
     var allHeaders: [String: String] { head.allHeaders }
@@ -212,7 +220,7 @@ extension Response {
     /// The response head: a ready `HTTPURLResponse`, or its parts and the response made from them once asked.
     final class Head: Sendable {
         let statusCode: Int
-        private let url: URL
+        let url: URL
         private let fields: HeaderFields
         /// A field after `fields`, kept apart so that fields shared by many responses (a cache entry's) are
         /// not copied to add it; its name is none of theirs.

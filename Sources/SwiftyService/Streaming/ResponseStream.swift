@@ -10,7 +10,9 @@ import FoundationNetworking
 /// The body can be read once. Leaving the loop early, cancelling the task, or letting go of a stream that
 /// was never read stops the transfer at once and frees its connection. Failures are ``ServiceError``s:
 /// the realm's timeout is the longest silence between chunks, a realm's resource timeout covers the whole
-/// stream, and a line or event past its limit ends it with ``StreamItemTooLarge``.
+/// stream, and a line or event past its limit ends it with ``StreamItemTooLarge``. An item that fails (too
+/// long, or a JSON line that does not decode) ends the items, but every item before it is handed out
+/// first, in order, however the body was split into chunks.
 public struct ResponseStream: AsyncSequence, Sendable {
     /// A chunk of the body.
     public typealias Element = Data
@@ -57,8 +59,9 @@ public struct ResponseStream: AsyncSequence, Sendable {
         return StreamedItems(stream: self) {
             var splitter = LineSplitter(maxLineLength: maxLength)
             return { chunk in
-                guard let chunk else { return splitter.finish().map { [$0] } ?? [] }
-                return try splitter.split(chunk)
+                guard let chunk else { return (splitter.finishLine().map { [$0] } ?? [], nil) }
+                let (lines, failure) = splitter.lines(in: chunk)
+                return (lines, failure)
             }
         } failure: {
             sink.request
@@ -79,10 +82,11 @@ public struct ResponseStream: AsyncSequence, Sendable {
             var parser = ServerSentEventParser(maxEventSize: maxEventSize)
             return { chunk in
                 guard let chunk else {
-                    parser.finish()
-                    return []
+                    parser.endOfStream()
+                    return ([], nil)
                 }
-                return try parser.parse(chunk)
+                let (events, failure) = parser.events(in: chunk)
+                return (events, failure)
             }
         } failure: {
             sink.request
@@ -94,7 +98,7 @@ public struct ResponseStream: AsyncSequence, Sendable {
 
     /// The body as JSON Lines: one `T` decoded from each line; blank lines are skipped.
     /// - Throws: while iterating, ``ServiceError/decoding(_:underlying:)`` for a line that does not decode,
-    ///   with that line as the response's data.
+    ///   with that line as the response's data, once every value before it has been handed out.
     public func jsonLines<T: Decodable & Sendable>(
         as type: T.Type, decoder: JSONDecoder = JSONDecoder(),
         maxLineLength: Int = LineSplitter.defaultMaxLineLength
@@ -103,22 +107,26 @@ public struct ResponseStream: AsyncSequence, Sendable {
         let sink = sink
         return StreamedItems(stream: self) {
             var splitter = LineSplitter(maxLineLength: maxLineLength)
-            func decode(_ lines: [String]) throws -> [T] {
-                try lines.compactMap { line in
-                    guard line.contains(where: { !$0.isWhitespace }) else { return nil }
+            /// The values of `lines` up to the first that does not decode, then `failure` if all did.
+            func decode(_ lines: [String], then failure: (any Error)?) -> ([T], (any Error)?) {
+                var values: [T] = []
+                values.reserveCapacity(lines.count)
+                for line in lines where line.contains(where: { !$0.isWhitespace }) {
                     let data = Data(line.utf8)
                     do {
-                        return try decoder.decode(T.self, from: data)
+                        values.append(try decoder.decode(T.self, from: data))
                     } catch {
                         var answer = head
                         answer.data = data
-                        throw ServiceError.decoding(answer, underlying: error)
+                        return (values, ServiceError.decoding(answer, underlying: error))
                     }
                 }
+                return (values, failure)
             }
             return { chunk in
-                guard let chunk else { return try decode(splitter.finish().map { [$0] } ?? []) }
-                return try decode(try splitter.split(chunk))
+                guard let chunk else { return decode(splitter.finishLine().map { [$0] } ?? [], then: nil) }
+                let (lines, failure) = splitter.lines(in: chunk)
+                return decode(lines, then: failure)
             }
         } failure: {
             sink.request
@@ -130,8 +138,9 @@ public struct ResponseStream: AsyncSequence, Sendable {
 public struct StreamedItems<Item: Sendable>: AsyncSequence, Sendable {
     /// One item.
     public typealias Element = Item
-    /// Turns one chunk (or `nil`, the end) into the items it completes.
-    typealias Transform = (Data?) throws -> [Item]
+    /// Turns one chunk (or `nil`, the end) into the items it completes, up to the first that fails, and
+    /// that failure: the items go out first, then the failure ends the sequence.
+    typealias Transform = (Data?) -> (items: [Item], failure: (any Error)?)
 
     private let stream: ResponseStream
     private let makeTransform: @Sendable () -> Transform
@@ -159,29 +168,37 @@ public struct StreamedItems<Item: Sendable>: AsyncSequence, Sendable {
         var ready: [Item] = []
         var index = 0
         var ended = false
+        /// What ends the items once those before it in `ready` are out.
+        var failure: (any Error)?
 
         /// The next item; `nil` at the end of the body.
         /// - Throws: ``ServiceError`` only.
         public mutating func next() async throws -> Item? {
             while index == ready.count {
+                if let failure {
+                    self.failure = nil
+                    ended = true
+                    throw end(with: failure)
+                }
                 if ended { return nil }
                 let chunk = try await chunks.next()
                 if chunk == nil { ended = true }
-                do {
-                    ready = try transform(chunk)
-                } catch let error as StreamItemTooLarge {
-                    chunks.reader.sink.stop(with: .transport(request, underlying: error))
-                    ended = true
-                    throw ServiceError.transport(request, underlying: error)
-                } catch {
-                    chunks.reader.sink.cancel()
-                    ended = true
-                    throw error
-                }
+                (ready, failure) = transform(chunk)
                 index = 0
             }
             defer { index += 1 }
             return ready[index]
+        }
+
+        /// Stops the transfer because of an item that failed, and says why as the ``ServiceError`` to throw.
+        private func end(with failure: any Error) -> any Error {
+            if let tooLarge = failure as? StreamItemTooLarge {
+                let error = ServiceError.transport(request, underlying: tooLarge)
+                chunks.reader.sink.stop(with: error)
+                return error
+            }
+            chunks.reader.sink.cancel()
+            return failure
         }
     }
 }

@@ -115,6 +115,8 @@ public struct BackendRequest: Sendable {
     /// The largest body the realm accepts in memory; a backend that can should stop the transfer and fail
     /// with ``ResponseTooLarge`` once the body (or its declared length) goes past it.
     public internal(set) var maxResponseSize: Int?
+    /// The most connections the realm lets its requests hold to one host; `nil`: the backend's own limit.
+    public internal(set) var maxConnectionsPerHost: Int?
     /// The realm's TLS policy, which the backend applies to every connection it makes for the request. Only
     /// backends whose ``NetworkBackend/supportedTLSFeatures`` cover it see one.
     public internal(set) var tlsPolicy: TLSPolicy?
@@ -165,6 +167,8 @@ public struct BackendRequest: Sendable {
 protocol TransferReporting: AnyObject, Sendable {
     /// The backend follows a redirect from `from` to `to`, answered with `statusCode`.
     func redirected(from: URL, to: URL, statusCode: Int)
+    /// The request waits for a connection to its host (ConnectionLimit.swift).
+    func waitingForConnection(_ wait: ConnectionWait)
 }
 
 /// A transfer a backend started, and how to stop it.

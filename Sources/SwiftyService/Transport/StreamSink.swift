@@ -9,7 +9,7 @@ import FoundationNetworking
 ///
 /// Backends that are not streaming ones still serve ``SwiftyServiceProtocol/stream()``: SwiftyService
 /// sends the request as usual and hands the whole body over as one chunk (held to the realm's
-/// ``RealmConfiguration/setMaxResponseSize(_:)``), so nothing streams but nothing fails either.
+/// ``RealmConfiguration/setMaxResponseSize(_:)-(Int?)``), so nothing streams but nothing fails either.
 public protocol StreamingBackend: NetworkBackend {
     /// Sends `request` and writes its answer into `sink`: ``StreamSink/head(_:)`` once, then
     /// ``StreamSink/offer(_:)`` for each chunk, then ``StreamSink/finish()`` or ``StreamSink/fail(_:)``.
@@ -23,8 +23,8 @@ public protocol StreamingBackend: NetworkBackend {
 /// a chunk when it is full, and the backend keeps that chunk, stops reading from the network and waits
 /// for the handler given to ``whenDrained(_:)``, called once the consumer has read half of it.
 ///
-/// The decisions are those of `StreamSinkState`, an internal pure state machine; this class holds it under a
-/// lock and acts after letting go of it.
+/// The decisions are `StreamSinkState`'s, a pure state machine; this class holds it under a lock and acts
+/// after letting go of it.
 public final class StreamSink: ArrivingBody {
     /// The most body bytes a stream holds that its consumer has not read yet: 256 KiB.
     public static let capacity = 256 * 1024
