@@ -12,6 +12,84 @@ import FoundationNetworking
 
 enum StreamingSamples {
     #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 14)
+    enum Assistant: SwiftyServiceProtocol {
+        case complete(prompt: String)
+
+        var realm: ServiceRealm { .get("assistant") }
+        var path: String { "v1/complete" }
+        var method: HTTPMethod { .post }
+        var parameters: [String: Any]? {
+            guard case let .complete(prompt) = self else { return nil }
+            return ["prompt": prompt, "stream": true]
+        }
+        var headers: HTTPHeaderDictionary? { ["Accept": "text/event-stream"] }
+    }
+    #sourceLocation()
+
+    /// Sources/SwiftyService/SwiftyService.docc/Streaming.md, swift block 1.
+    static func sample1() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 27)
+        let reply = try await Assistant.complete(prompt: "Write a haiku about Linux").stream()
+        _ = reply.response.statusCode                              // 200: the head, before any token
+        var text = ""
+        for try await event in reply.serverSentEvents {
+            if event.data == "[DONE]" { break }                // leaving the loop stops the transfer at once
+            text += event.data                                 // event.event, event.id, event.retry are there too
+            print(event.data, terminator: "")
+        }
+        #sourceLocation()
+    }
+
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 40)
+    struct Change: Decodable, Sendable {
+        let id: Int
+        let kind: String
+    }
+    #sourceLocation()
+
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 45)
+    enum Feed: SwiftyServiceProtocol {
+        case changes(since: Int)
+
+        var realm: ServiceRealm { .get("feed") }
+        var path: String { "changes" }
+        var method: HTTPMethod { .get }
+        var parameters: [String: Any]? {
+            guard case let .changes(since) = self else { return nil }
+            return ["since": since]
+        }
+    }
+    #sourceLocation()
+
+    /// Sources/SwiftyService/SwiftyService.docc/Streaming.md, swift block 2.
+    static func sample2() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 57)
+        var latest = 0
+        for try await change in try await Feed.changes(since: 0).stream().jsonLines(as: Change.self) {
+            latest = max(latest, change.id)                    // a line that does not decode throws .decoding, naming it
+        }
+        #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/Streaming.md, swift block 3.
+    static func sample3() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 68)
+        let handle = Feed.changes(since: 0).stream { chunk in
+            print("\(chunk.count) bytes")
+        } completion: { result in
+            print(result.map(\.statusCode))                   // success(200) once the body is complete
+        }
+        _ = handle                                             // handle.cancel() stops the transfer
+
+        let exports = Service(baseURL: URL(string: "https://api.example.com/v1/exports")!)
+        ServiceRealm.get("exports").register(exports)
+        for try await line in try await exports.stream(query: ["format": "jsonl"]).lines {
+            print(line)
+        }
+        #sourceLocation()
+    }
+
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 129)
     enum Events: SwiftyServiceProtocol {
         case feed
 
@@ -21,9 +99,9 @@ enum StreamingSamples {
     }
     #sourceLocation()
 
-    /// Sources/SwiftyService/SwiftyService.docc/Streaming.md, swift block 1.
-    static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 22)
+    /// Sources/SwiftyService/SwiftyService.docc/Streaming.md, swift block 4.
+    static func sample4() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Streaming.md", line: 137)
         // Room for several streams to one host: each holds its connection while it runs.
         ServiceRealm.get("events").setMaxConnectionsPerHost(16)
         for try await event in Events.feed.serverSentEvents(reconnecting: EventReconnection(delay: 3, maxAttempts: 5)) {

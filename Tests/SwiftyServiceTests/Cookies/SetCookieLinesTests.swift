@@ -10,7 +10,7 @@ import FoundationNetworking
 /// A response's `Set-Cookie` lines reach a realm's jar as the server sent them, and what the jar keeps is what
 /// it keeps when fed the same lines one by one. CurlBackend reads each header line alone and hands the lines
 /// over apart; URLSession on Linux offers them only joined with ", ", split again by a guess that commas inside
-/// cookies defeat (the README says so). Against misbehaving_server.py's `/cookies`, which sets the lines it is
+/// cookies defeat (the Cookies article says so). Against misbehaving_server.py's `/cookies`, which sets the lines it is
 /// given and answers with the `Cookie` header it received.
 @Suite("Set-Cookie lines", .timeLimit(.minutes(2)), .tags(.realServer))
 struct SetCookieLinesTests {
@@ -85,7 +85,7 @@ struct SetCookieLinesTests {
         async throws
     {
         // Joined with ", " by FoundationNetworking, split again where a comma starts another `name=`: right for
-        // dates and many cookies, wrong for commas inside values (the README's Cookies section).
+        // dates and many cookies, wrong for commas inside values (the Cookies article).
         let lines = ["d=e; Expires=Wed, 09 Jun 2100 10:18:14 GMT; Path=/"] + Self.many
         let jar = CookieJar(now: { Self.now })
         let realm = uniqueRealm("set-cookie").setBaseURL(try MisbehavingServer.url()).use(try kind.make())

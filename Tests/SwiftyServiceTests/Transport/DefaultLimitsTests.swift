@@ -129,7 +129,7 @@ struct DefaultLimitsTests {
 /// A gzip bomb (10 MB of gzip that decodes to 10 GB of zeros, misbehaving_server.py's `/gzip-zeros?mb=10240`)
 /// stops at the cap on the decoded body, with memory bounded by it, on CurlBackend, the default on Linux.
 /// URLSession on Linux cannot be held to it: FoundationNetworking decodes and queues the body ahead of its
-/// delegate and went on after the cancel (a 2 GB bomb: 4.2 GB resident; see the README's Responses section).
+/// delegate and went on after the cancel (a 2 GB bomb: 4.2 GB resident; see the Responses and errors article).
 ///
 /// Its own process (scripts/test's streaming group), so that the peak it measures is its request's.
 @Suite("A gzip bomb", .serialized, .timeLimit(.minutes(3)), .tags(.realServer))

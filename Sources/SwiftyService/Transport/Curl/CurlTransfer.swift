@@ -233,7 +233,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// At the end of the head: a body under a coding libcurl does not know would fail the transfer
     /// ("Unrecognized content encoding type"); browsers hand it over as it came, with its header, and so
     /// do we, by turning libcurl's decoding off for this response before its first body byte. (libcurl
-    /// reads the setting per body write up to 7.x; see the README's Backends section.) The same for a
+    /// reads the setting per body write up to 7.x; see the Backends article.) The same for a
     /// transfer coding other than chunked that libcurl does not know: the body, which then runs to the end
     /// of the connection (RFC 9112 §6.3), is handed over as it came.
     private func keepsUnknownCodingUndecoded() {

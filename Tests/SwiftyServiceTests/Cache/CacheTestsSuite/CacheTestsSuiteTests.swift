@@ -16,8 +16,8 @@ enum CacheTestsServer {
 }
 
 /// The http-tests/cache-tests suite, run as for a browser's (private) cache, through a realm's ``HTTPCache``
-/// on each shipped backend: every required or optimal test passes but those the README's Caching section
-/// names, with the reason, for that backend.
+/// on each shipped backend: every required or optimal test passes but those the Caching article
+/// (Sources/SwiftyService/SwiftyService.docc/Caching.md) names, with the reason, for that backend.
 ///
 /// The suite's tests measure time in seconds (a response two seconds old, a pause of three): a test that
 /// does not pass is run once more, so that a machine busy with other work does not make a cache's answer
@@ -26,7 +26,7 @@ enum CacheTestsServer {
     "HTTP cache: the http-tests/cache-tests suite", .serialized, .timeLimit(.minutes(5)), .tags(.realServer))
 struct CacheTestsSuiteTests {
     @Test(arguments: CacheServer.backends)
-    func everyTestPassesButThoseTheREADMENames(_ kind: ConformingBackend) async throws {
+    func everyTestPassesButThoseTheCachingArticleNames(_ kind: ConformingBackend) async throws {
         let tests = try CacheSuite.load()
         let byID = Dictionary(uniqueKeysWithValues: tests.map { ($0.id, $0) })
         let runner = CacheSuiteRunner(
@@ -62,27 +62,27 @@ struct CacheTestsSuiteTests {
         let documented = try Self.documentedFailures(
             for: kind, among: Set(tests.filter { $0.kind != "check" }.map(\.id)))
         for (id, why) in failing where !documented.contains(id) {
-            Issue.record("\(kind): \(id) does not pass, and the README does not say why: \(why)")
+            Issue.record("\(kind): \(id) does not pass, and the Caching article does not say why: \(why)")
         }
         for id in documented.subtracting(failing.keys) {
-            Issue.record("\(kind): \(id) passes now: take it off the README's list")
+            Issue.record("\(kind): \(id) passes now: take it off the Caching article's list")
         }
     }
 
-    /// The tests the README's Caching section lists as not passing on `kind`: the test ids of `ids` in the
+    /// The tests the Caching article lists as not passing on `kind`: the test ids of `ids` in the
     /// bullets after the paragraph on the suite, those marked "`URLSessionBackend` only" or "`CurlBackend`
     /// only" for that backend alone.
     static func documentedFailures(for kind: ConformingBackend, among ids: Set<String>) throws -> Set<String>
     {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let article = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("README.md")
-        let text = try String(contentsOf: readme, encoding: .utf8)
+            .appendingPathComponent("Sources/SwiftyService/SwiftyService.docc/Caching.md")
+        let text = try String(contentsOf: article, encoding: .utf8)
         // Found with line ends read as spaces (one character for one, so the offsets hold): wrapping may move.
         let marker = "the run disagree):"
         let flat = text.replacingOccurrences(of: "\n", with: " ")
         guard let found = flat.range(of: marker) else {
-            throw CacheSuiteError(description: "the README's Caching section has no list of failing tests")
+            throw CacheSuiteError(description: "the Caching article has no list of failing tests")
         }
         let end = text.index(
             text.startIndex, offsetBy: flat.distance(from: flat.startIndex, to: found.upperBound))

@@ -8,8 +8,8 @@ import FoundationNetworking
 #endif
 
 /// A PKCS#12 bundle as OpenSSL 1.x wrote it (RC2/3DES under a SHA-1 MAC) fails on OpenSSL 3 with the right
-/// passphrase; exported again as the README's TLS section says, it passes. scripts/tls-fixtures makes both
-/// with the README's own commands.
+/// passphrase; exported again as the Security and TLS article says, it passes. scripts/tls-fixtures makes both
+/// with the article's own commands.
 @Suite("Legacy PKCS#12", .timeLimit(.minutes(2)), .tags(.realServer))
 struct LegacyPKCS12Tests {
     func send(with bundle: String) async throws -> Result<Response, ServiceError> {
@@ -26,7 +26,7 @@ struct LegacyPKCS12Tests {
         }
     }
 
-    @Test func aLegacyBundleFailsWithTheRightPassphraseAsTheREADMESays() async throws {
+    @Test func aLegacyBundleFailsWithTheRightPassphraseAsTheTLSArticleSays() async throws {
         let error = try #require(try await send(with: "TLS_CLIENT_LEGACY_P12").error)
         #expect(error.tlsFailure == .handshakeFailed, "\(error)")
         #expect(error.description.contains("could not parse PKCS12 file"), "\(error)")
