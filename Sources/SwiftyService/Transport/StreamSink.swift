@@ -86,15 +86,16 @@ public final class StreamSink: ArrivingBody {
     private func take(_ chunk: Data, force: Bool) -> Bool {
         let offer = state.withLock { state -> StreamSinkState<Reader>.Offer in
             let offer = state.offer(chunk, force: force)
-            if case .taken = offer { for tap in state.taps { tap(.chunk(chunk)) } }
+            if case let .taken(reader) = offer {
+                for tap in state.taps { tap(.chunk(chunk)) }
+                // Resumed under the lock, which `next()` takes again once it is back: see there.
+                reader?.resume(returning: chunk)
+            }
             return offer
         }
         switch offer {
-        case let .taken(reader):
-            reader?.resume(returning: chunk)
-            return true
+        case .taken, .swallowed: return true
         case .refused: return false
-        case .swallowed: return true
         }
     }
 
@@ -154,9 +155,12 @@ public final class StreamSink: ArrivingBody {
         for tap in ended.taps { tap(.end(error)) }
         ended.listener?(.failure(cause ?? error ?? StreamEndedBeforeItsHead()))
         for handler in ended.handlers { handler(ended.bytes, error) }
-        // A waiting consumer has read everything there was; it hears of the end after everyone else.
+        // A waiting consumer has read everything there was; it hears of the end after everyone else, under the
+        // lock, which `next()` takes again once it is back: see there.
         if let reader = ended.reader {
-            if let error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
+            state.withLock { _ in
+                if let error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
+            }
         }
         ended.task?.cancel()
     }
@@ -237,9 +241,9 @@ public final class StreamSink: ArrivingBody {
     /// The next chunk; `nil` at the end of the body. Cancelling the task stops the stream.
     func next() async throws -> Data? {
         if let ready = try answer(state.withLock { $0.next(reader: nil) }) { return ready }
-        // The producer resumes this wait after letting go of the lock; taking the lock once more when back
-        // orders its work before ours for ThreadSanitizer too, which does not see the runtime's own hand-over
-        // (a chunk's resume was once reported as a race with this task's frame, as in `Exchange.untilFinished`).
+        // The producer resumes this wait while it holds the lock; taking the lock once more when back orders its
+        // work, the resume included, before ours for ThreadSanitizer too, which does not see the runtime's own
+        // hand-over (a chunk resumed after the lock was let go was reported as a race with this task's frame).
         defer { state.withLock { _ in } }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { (reader: Reader) in

@@ -2,7 +2,8 @@ import Foundation
 
 /// The life of one streamed body as a value: which events may happen in which phase, and what each one asks
 /// the owner to do. Pure: no locks, no calls out; ``StreamSink`` holds it under a lock and carries the
-/// actions out (the taps under that lock, so that they see the body in order; everything else after it).
+/// actions out (the taps under that lock, so that they see the body in order, and a waiting reader's resume,
+/// which its next step then orders after; everything else after it).
 ///
 /// ```
 /// awaitingHead ──head──▶ flowing ──finish / fail / stop──▶ ended
