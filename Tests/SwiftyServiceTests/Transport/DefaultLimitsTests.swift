@@ -131,7 +131,7 @@ struct DefaultLimitsTests {
 /// URLSession on Linux cannot be held to it: FoundationNetworking decodes and queues the body ahead of its
 /// delegate and went on after the cancel (a 2 GB bomb: 4.2 GB resident; see the Responses and errors article).
 ///
-/// Its own process (scripts/test's streaming group), so that the peak it measures is its request's.
+/// Alone in its own process (scripts/test runs it by itself), so that the peak it measures is its request's.
 @Suite("A gzip bomb", .serialized, .timeLimit(.minutes(3)), .tags(.realServer))
 struct GzipBombTests {
     @Test func aGzipBombStopsAtTheDefaultCapWithBoundedMemory() async throws {
