@@ -8,6 +8,11 @@ let package = Package(
         .library(name: "SwiftyService", targets: ["SwiftyService"]),
         .library(name: "SwiftyServiceTesting", targets: ["SwiftyServiceTesting"]),
         .library(name: "SwiftyServiceCurl", targets: ["SwiftyServiceCurl"]),
+        // The OpenAPI generator: a command, a command plugin that writes the files into a target, and a
+        // build-tool plugin that generates them at build time.
+        .executable(name: "swiftyservice-generate", targets: ["swiftyservice-generate"]),
+        .plugin(name: "SwiftyServiceGenerate", targets: ["SwiftyServiceGenerate"]),
+        .plugin(name: "SwiftyServiceGenerator", targets: ["SwiftyServiceGenerator"]),
     ],
     targets: [
         // CCurlShim: typed entry points to libcurl, which CurlBackend loads at run time (no headers needed).
@@ -16,6 +21,23 @@ let package = Package(
         .target(name: "CCurlShim"),
         // CurlBackend moved into SwiftyService; this product re-exports it for code that imports it by this name.
         .target(name: "SwiftyServiceCurl", dependencies: ["SwiftyService"]),
+        // Reads OpenAPI documents (JSON, and YAML through a parser of its own) and writes endpoint enums.
+        .target(name: "SwiftyServiceGeneratorCore"),
+        .executableTarget(
+            name: "swiftyservice-generate", dependencies: ["SwiftyServiceGeneratorCore"],
+            path: "Sources/GenerateCommand"),
+        .plugin(
+            name: "SwiftyServiceGenerate",
+            capability: .command(
+                intent: .custom(
+                    verb: "swiftyservice-generate",
+                    description: "Writes endpoint enums and models from a target's OpenAPI document into the target"),
+                permissions: [
+                    .writeToPackageDirectory(reason: "The generated Swift files go into the target's directory")
+                ]),
+            dependencies: ["swiftyservice-generate"]),
+        .plugin(
+            name: "SwiftyServiceGenerator", capability: .buildTool(), dependencies: ["swiftyservice-generate"]),
         .executableTarget(
             name: "JSONPlaceholder",
             dependencies: ["SwiftyService", "SwiftyServiceTesting"],
@@ -41,6 +63,11 @@ let package = Package(
             dependencies: [
                 "SwiftyService", "SwiftyServiceTesting", "SwiftyServiceCurl", "LegacyNetworking", "ProcessProbes",
             ]
+        ),
+        .testTarget(
+            name: "SwiftyServiceGeneratorTests",
+            dependencies: ["SwiftyServiceGeneratorCore", "SwiftyService"],
+            exclude: ["Resources", "yaml_reference.py"]
         ),
         .testTarget(
             name: "DocSampleTests",

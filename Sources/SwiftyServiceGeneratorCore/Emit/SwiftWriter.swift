@@ -1,0 +1,121 @@
+import Foundation
+
+/// Writes Swift source the way the project formats it: four spaces, lines of at most 110 characters,
+/// `///` comments wrapped to fit.
+struct SwiftWriter {
+    static let lineLength = 110
+
+    private(set) var text = ""
+    private var level = 0
+
+    var indentation: String { String(repeating: "    ", count: level) }
+
+    mutating func line(_ content: String = "") {
+        if content.isEmpty {
+            // Never two blank lines in a row, never a blank line right after an opening brace.
+            if text.hasSuffix("\n\n") || text.hasSuffix("{\n") || text.isEmpty { return }
+            text += "\n"
+            return
+        }
+        text += indentation + content + "\n"
+    }
+
+    /// A line that may be too long: wrapped after its opening parenthesis, one argument per line when needed.
+    mutating func wrapped(_ head: String, _ items: [String], _ tail: String, open: String = "(", close: String = ")") {
+        let single = head + open + items.joined(separator: ", ") + close + tail
+        if indentation.count + single.count <= Self.lineLength {
+            line(single)
+            return
+        }
+        let joined = items.joined(separator: ", ")
+        if indentation.count + 4 + joined.count <= Self.lineLength {
+            line(head + open)
+            indent { $0.line(joined) }
+            line(close + tail)
+            return
+        }
+        line(head + open)
+        indent { writer in
+            for (index, item) in items.enumerated() { writer.line(item + (index < items.count - 1 ? "," : "")) }
+        }
+        line(close + tail)
+    }
+
+    mutating func indent(_ body: (inout SwiftWriter) -> Void) {
+        level += 1
+        body(&self)
+        level -= 1
+    }
+
+    /// `head {`, the body one level in, `}`.
+    mutating func block(_ head: String, _ body: (inout SwiftWriter) -> Void) {
+        line(head + " {")
+        indent(body)
+        line("}")
+    }
+
+    /// `head {`, the cases at its own level (as swift-format writes a `switch`), `}`.
+    mutating func switchBlock(_ head: String, _ body: (inout SwiftWriter) -> Void) {
+        line(head + " {")
+        body(&self)
+        line("}")
+    }
+
+    /// A `///` comment of `text`, wrapped to the line length; nothing for `nil` or empty text.
+    mutating func doc(_ text: String?) {
+        guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return }
+        let width = max(40, Self.lineLength - indentation.count - 4)
+        var lines: [String] = []
+        var inCode = false
+        for raw in text.trimmingCharacters(in: .whitespacesAndNewlines).split(
+            separator: "\n", omittingEmptySubsequences: false)
+        {
+            var line = String(raw).replacingOccurrences(of: "\t", with: "    ")
+            while line.hasSuffix(" ") || line.hasSuffix("\r") { line.removeLast() }
+            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") { inCode.toggle() }
+            if inCode || line.count <= width {
+                lines.append(line)
+                continue
+            }
+            lines += Self.wrap(line, width: width)
+        }
+        for line in lines { self.line(line.isEmpty ? "///" : "/// " + line) }
+    }
+
+    static func wrap(_ line: String, width: Int) -> [String] {
+        let leading = String(line.prefix(while: { $0 == " " }))
+        var result: [String] = []
+        var current = leading
+        for word in line.dropFirst(leading.count).split(separator: " ", omittingEmptySubsequences: true) {
+            if current.count > leading.count, current.count + 1 + word.count > width {
+                result.append(current)
+                current = leading
+            }
+            current += (current.count > leading.count ? " " : "") + word
+        }
+        if current.count > leading.count || result.isEmpty { result.append(current) }
+        return result
+    }
+
+    /// `text` as a Swift string literal.
+    static func literal(_ text: String) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\0": result += "\\0"
+            default:
+                if scalar.value < 0x20 || scalar.value == 0x7F || (0xFDD0...0xFDEF).contains(scalar.value) {
+                    result += "\\u{\(String(scalar.value, radix: 16))}"
+                } else {
+                    result.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return result + "\""
+    }
+}
