@@ -69,6 +69,12 @@ let package = Package(
             dependencies: ["SwiftyServiceGeneratorCore", "SwiftyService"],
             exclude: ["Resources", "yaml_reference.py"]
         ),
+        // The client generated from the generator's own test description (Tests/SwiftyServiceGeneratorTests/
+        // Resources/Fixtures/zoo), committed, and what it does at run time.
+        .testTarget(
+            name: "GeneratedClientTests",
+            dependencies: ["SwiftyService", "SwiftyServiceTesting"]
+        ),
         .testTarget(
             name: "DocSampleTests",
             dependencies: ["SwiftyService", "SwiftyServiceTesting", "SwiftyServiceCurl", "LegacyNetworking"],

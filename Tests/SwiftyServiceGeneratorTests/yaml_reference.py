@@ -7,7 +7,7 @@ scalars, anchors, aliases, merge keys). Its default resolver implements YAML 1.1
 `1_000` an int and `2019-01-01` a date; descriptions are YAML 1.2, so scalars are resolved here by the
 YAML 1.2 core schema through PyYAML's own resolver and constructor hooks, as the Swift reader does.
 
-    python3 yaml_reference.py FILE...
+    python3 yaml_reference.py FILE...       (or the files' paths on standard input, one a line)
 
 A value is ["n"], ["b", bool], ["i", "123"], ["f", "1.5" | "inf" | "-inf" | "nan"], ["s", text],
 ["a", [values]] or ["m", [[key, value], ...]] (keys as text, in the order PyYAML gives them).
@@ -105,6 +105,16 @@ class Core12Loader(
         Core12Resolver.__init__(self)
 
 
+if yaml.__with_libyaml__:
+    # PyYAML's parser in C (libyaml), with the same resolver and constructor: ten times faster on the
+    # multi-megabyte descriptions, the same values.
+    class Core12Loader(yaml.cyaml.CParser, Core12Constructor, Core12Resolver):  # noqa: F811
+        def __init__(self, stream):
+            yaml.cyaml.CParser.__init__(self, stream)
+            Core12Constructor.__init__(self)
+            Core12Resolver.__init__(self)
+
+
 def key_text(key):
     if key is None:
         return "null"
@@ -150,7 +160,7 @@ def canonical(value):
     raise TypeError(f"unexpected {type(value).__name__}")
 
 
-for path in sys.argv[1:]:
+for path in sys.argv[1:] or [line.rstrip("\n") for line in sys.stdin if line.strip()]:
     with open(path, "rb") as stream:
         documents = list(yaml.load_all(stream, Loader=Core12Loader))
     print(json.dumps([canonical(document) for document in documents], ensure_ascii=False))

@@ -15,13 +15,14 @@ struct Location: Hashable, CustomStringConvertible {
     }
 
     static func escape(_ token: String) -> String {
-        guard token.contains("~") || token.contains("/") else { return token }
+        guard token.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return token }
         return token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 
     static func unescape(_ token: Substring) -> String {
-        let text = String(token).removingPercentEncoding ?? String(token)
-        guard text.contains("~") else { return text }
+        let raw = String(token)
+        let text = raw.utf8.contains(UInt8(ascii: "%")) ? raw.removingPercentEncoding ?? raw : raw
+        guard text.utf8.contains(UInt8(ascii: "~")) else { return text }
         return text.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
     }
 

@@ -41,7 +41,11 @@ struct OpenAPIReader {
         if let schemes = root["components"]?["securitySchemes"] {
             for (name, node) in schemes.members {
                 do {
-                    description.securitySchemes.append(try securityScheme(name, files.resolved(node)))
+                    let scheme = try securityScheme(name, files.resolved(node))
+                    if case let .unsupported(reason) = scheme.kind {
+                        skipped.append(Skip(kind: .securityScheme, name: name, reason: reason))
+                    }
+                    description.securitySchemes.append(scheme)
                 } catch {
                     skipped.append(Skip(kind: .securityScheme, name: name, reason: "\(error)"))
                 }

@@ -1,5 +1,26 @@
 import Foundation
 
+/// An expression of a switch's row; a list literal among it wraps one item per line when it is too long.
+struct Expression: Equatable {
+    var head: String
+    var items: [String]?
+    var tail: String
+
+    init(_ text: String) {
+        head = text
+        items = nil
+        tail = ""
+    }
+
+    init(list head: String, _ items: [String], _ tail: String) {
+        self.head = head
+        self.items = items
+        self.tail = tail
+    }
+
+    var text: String { head + (items?.joined(separator: ", ") ?? "") + tail }
+}
+
 /// Writes an endpoint enum: its cases, the members `SwiftyServiceProtocol` asks for, and its typed forms.
 struct EndpointEmitter {
     let namespace: String
@@ -31,12 +52,13 @@ struct EndpointEmitter {
                 value: { pathExpression($0) })
             emitSwitch(
                 "\(access)var method: HTTPMethod", group, into: &writer, doc: "The HTTP method.",
-                value: { (Self.method($0.operation.method), []) })
+                value: { (Expression(Self.method($0.operation.method)), []) })
             if group.cases.contains(where: { !queryArguments($0).isEmpty }) {
                 emitSwitch(
                     "\(access)var parameters: [String: Any]?", group, into: &writer,
                     doc: "The query, written as the description's `style` and `explode` say.",
                     value: { queryExpression($0) }, fallback: "nil")
+                writer.line()
                 writer.doc("Query keys written as they are: arrays repeat the key, bools are `true` and `false`.")
                 writer.line(
                     "\(access)var parameterEncoding: ParameterEncoding { .query(arrays: .noBrackets, bools: .literal) }")
@@ -56,11 +78,12 @@ struct EndpointEmitter {
                     "\(access)var errorBody: ErrorBody?", group, into: &writer,
                     doc: "How the bodies of failed answers decode: `error.errorBody(as:)` reads them.",
                     value: { endpoint in
-                        endpoint.errorType.map {
-                            (".json(\($0.spelled(namespace)).self, decoder: \(namespace).decoder)", [])
-                        } ?? ("nil", [])
-                    })
+                        (Expression(endpoint.errorType.map {
+                            ".json(\($0.spelled(namespace)).self, decoder: \(namespace).decoder)"
+                        } ?? "nil"), [])
+                    }, fallback: "nil")
             }
+            writer.line()
             writer.doc("Reads the API's dates, whole or with fractions of a second.")
             writer.line("\(access)var decoder: JSONDecoder? { \(namespace).decoder }")
             models.emitNested(group.types, into: &writer)
@@ -72,8 +95,9 @@ struct EndpointEmitter {
                     "var securityRequirements: [[String]]", group, into: &writer,
                     doc: "The security schemes each case needs: one of the lists, all schemes of it.",
                     value: { endpoint in
-                        ("[" + endpoint.security.map { "[" + $0.map(SwiftWriter.literal).joined(separator: ", ") + "]" }
-                            .joined(separator: ", ") + "]", [])
+                        (Expression(list: "[", endpoint.security.map {
+                            "[" + $0.map(SwiftWriter.literal).joined(separator: ", ") + "]"
+                        }, "]"), [])
                     })
             }
         }
@@ -82,8 +106,8 @@ struct EndpointEmitter {
 
     static func documentation(_ endpoint: EndpointCase) -> String {
         var parts: [String] = []
-        let summary = endpoint.operation.summary?.trimmingCharacters(in: .whitespacesAndNewlines)
-        let details = endpoint.operation.description?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let summary = endpoint.operation.summary?.trimmed
+        let details = endpoint.operation.description?.trimmed
         if let summary, !summary.isEmpty { parts.append(summary) }
         if let details, !details.isEmpty, details != summary { parts.append(details) }
         parts.append("`\(endpoint.label)`")
@@ -107,49 +131,58 @@ struct EndpointEmitter {
 
     /// A computed property as a `switch` over the cases; cases with the same value share a line.
     private func emitSwitch(
-        _ head: String, _ group: EndpointGroup, into writer: inout SwiftWriter, doc: String,
-        value: (EndpointCase) -> (expression: String, bound: [String]), fallback: String? = nil
+        _ head: String, _ group: EndpointGroup, into writer: inout SwiftWriter, doc: String?,
+        value: (EndpointCase) -> (expression: Expression, bound: [String]), fallback: String? = nil
     ) {
-        var rows: [(patterns: [String], expression: String)] = []
+        var rows: [(patterns: [String], expression: Expression, signature: [String]?)] = []
         var defaulted = false
         for endpoint in group.cases {
             let (expression, bound) = value(endpoint)
-            if let fallback, expression == fallback {
+            if let fallback, expression.text == fallback {
                 defaulted = true
                 continue
             }
             if bound.isEmpty {
                 let pattern = "." + endpoint.name
-                if let index = rows.firstIndex(where: { $0.expression == expression && !$0.patterns[0].hasPrefix("let") })
-                {
+                if let index = rows.firstIndex(where: { $0.expression == expression && $0.signature == nil }) {
                     rows[index].patterns.append(pattern)
                     continue
                 }
-                rows.append(([pattern], expression))
+                rows.append(([pattern], expression, nil))
             } else {
                 let names = endpoint.arguments.map { bound.contains($0.label) ? Naming.escaped($0.label) : "_" }
-                rows.append((["let .\(endpoint.name)(\(names.joined(separator: ", ")))"], expression))
+                let pattern = "let .\(endpoint.name)(\(names.joined(separator: ", ")))"
+                // Cases that bind the same names to the same types share a row: `case let .a(id), let .b(id, _):`.
+                let signature = endpoint.arguments.filter { bound.contains($0.label) }
+                    .map { "\($0.label): \($0.type.spelled(namespace))\($0.optional ? "?" : "")" }.sorted()
+                if let index = rows.firstIndex(where: { $0.expression == expression && $0.signature == signature }) {
+                    rows[index].patterns.append(pattern)
+                    continue
+                }
+                rows.append(([pattern], expression, signature))
             }
         }
+        writer.line()
         writer.doc(doc)
         if rows.isEmpty, let fallback {
             writer.line("\(head) { \(fallback) }")
             return
         }
         if rows.count == 1, !defaulted, rows[0].patterns.count == group.cases.count, !rows[0].patterns[0].hasPrefix("let") {
-            writer.line("\(head) { \(rows[0].expression) }")
+            writer.line("\(head) { \(rows[0].expression.text) }")
             return
         }
         writer.block(head) { writer in
             writer.switchBlock("switch self") { writer in
                 for row in rows {
                     let patterns = row.patterns.joined(separator: ", ")
-                    let single = "case \(patterns): \(row.expression)"
+                    let single = "case \(patterns): \(row.expression.text)"
                     if writer.indentation.count + single.count <= SwiftWriter.lineLength {
                         writer.line(single)
-                    } else if writer.indentation.count + "case \(patterns):".count <= SwiftWriter.lineLength {
+                        continue
+                    }
+                    if writer.indentation.count + "case \(patterns):".count <= SwiftWriter.lineLength {
                         writer.line("case \(patterns):")
-                        writer.indent { $0.line(row.expression) }
                     } else {
                         writer.line("case " + row.patterns[0] + (row.patterns.count > 1 ? "," : ":"))
                         writer.indent { writer in
@@ -157,7 +190,20 @@ struct EndpointEmitter {
                                 writer.line(pattern + (index == row.patterns.count - 2 ? ":" : ","))
                             }
                         }
-                        writer.indent { $0.line(row.expression) }
+                    }
+                    writer.indent { writer in
+                        let expression = row.expression
+                        if let items = expression.items,
+                            writer.indentation.count + expression.text.count > SwiftWriter.lineLength
+                        {
+                            writer.line(expression.head)
+                            writer.indent { writer in
+                                for item in items { writer.line(item + ",") }
+                            }
+                            writer.line(expression.tail)
+                        } else {
+                            writer.line(expression.text)
+                        }
                     }
                 }
                 if defaulted, let fallback { writer.line("default: \(fallback)") }
@@ -167,26 +213,26 @@ struct EndpointEmitter {
 
     private func emitBaseURL(_ group: EndpointGroup, into writer: inout SwiftWriter) {
         let own = group.cases.filter { $0.operation.servers?.first.flatMap(SupportEmitter.literalURL) != nil }
+        writer.line()
         writer.doc("The realm's base URL, or the description's first server when the realm has none.")
         if own.isEmpty {
             writer.line("\(access)var baseURL: URL? { realm.baseURL ?? \(namespace).defaultBaseURL }")
             return
         }
-        writer.block("\(access)var baseURL: URL?") { writer in
-            writer.switchBlock("switch self") { writer in
-                for endpoint in own {
-                    let url = endpoint.operation.servers!.first.flatMap(SupportEmitter.literalURL)!
-                    writer.line("case .\(endpoint.name): URL(string: \(SwiftWriter.literal(url)))")
+        emitSwitch(
+            "\(access)var baseURL: URL?", group, into: &writer, doc: nil,
+            value: { endpoint in
+                guard let url = endpoint.operation.servers?.first.flatMap(SupportEmitter.literalURL) else {
+                    return (Expression("realm.baseURL ?? \(namespace).defaultBaseURL"), [])
                 }
-                writer.line("default: realm.baseURL ?? \(namespace).defaultBaseURL")
-            }
-        }
+                return (Expression("URL(string: \(SwiftWriter.literal(url)))"), [])
+            }, fallback: "realm.baseURL ?? \(namespace).defaultBaseURL")
     }
 
     // MARK: Path
 
     /// `"pets/\(pathSegment: petId)"`
-    private func pathExpression(_ endpoint: EndpointCase) -> (String, [String]) {
+    private func pathExpression(_ endpoint: EndpointCase) -> (Expression, [String]) {
         var literal = ""
         var bound: [String] = []
         var rest = Substring(endpoint.operation.path)
@@ -208,7 +254,7 @@ struct EndpointEmitter {
             }
             rest = rest[rest.index(after: close)...]
         }
-        return ("\"" + literal + "\"", bound)
+        return (Expression("\"" + literal + "\""), bound)
     }
 
     /// Text for inside a string literal.
@@ -226,9 +272,9 @@ struct EndpointEmitter {
         endpoint.arguments.filter { $0.parameter?.place == .header || $0.parameter?.place == .cookie }
     }
 
-    private func queryExpression(_ endpoint: EndpointCase) -> (String, [String]) {
+    private func queryExpression(_ endpoint: EndpointCase) -> (Expression, [String]) {
         let arguments = queryArguments(endpoint)
-        guard !arguments.isEmpty else { return ("nil", []) }
+        guard !arguments.isEmpty else { return (Expression("nil"), []) }
         var entries: [String] = []
         var merged: [String] = []
         for argument in arguments {
@@ -238,17 +284,15 @@ struct EndpointEmitter {
             case let .spread(value): merged.append(value)
             }
         }
-        var expression = entries.isEmpty ? "[:]" : "[" + entries.joined(separator: ", ") + "]"
-        if entries.isEmpty, !merged.isEmpty {
-            expression = "[String: Any]()"
-        }
-        for value in merged { expression += ".merging(\(value)) { current, _ in current }" }
+        let tail = merged.map { ".merging(\($0)) { current, _ in current }" }.joined()
+        let expression =
+            entries.isEmpty ? Expression("[String: Any]()" + tail) : Expression(list: "[", entries, "]" + tail)
         return (expression, arguments.map(\.label))
     }
 
-    private func headerExpression(_ endpoint: EndpointCase) -> (String, [String]) {
+    private func headerExpression(_ endpoint: EndpointCase) -> (Expression, [String]) {
         let arguments = headerArguments(endpoint)
-        guard !arguments.isEmpty else { return ("nil", []) }
+        guard !arguments.isEmpty else { return (Expression("nil"), []) }
         var entries: [String] = []
         let headers = arguments.filter { $0.parameter?.place == .header }
         for argument in headers {
@@ -264,15 +308,16 @@ struct EndpointEmitter {
             entries.append("\"Cookie\": \(namespace).cookieHeader([\(pairs.joined(separator: ", "))])")
         }
         let anyOptional = headers.contains(where: \.optional) || !cookies.isEmpty
-        let literal = "[" + entries.joined(separator: ", ") + "]"
-        return (anyOptional ? literal + ".compactMapValues { $0 }" : literal, arguments.map(\.label))
+        return (
+            Expression(list: "[", entries, anyOptional ? "].compactMapValues { $0 }" : "]"), arguments.map(\.label)
+        )
     }
 
     // MARK: Body
 
-    private func bodyExpression(_ endpoint: EndpointCase) -> (String, [String]) {
+    private func bodyExpression(_ endpoint: EndpointCase) -> (Expression, [String]) {
         guard let plan = endpoint.body, let argument = endpoint.arguments.first(where: { if case .body = $0.role { true } else { false } })
-        else { return ("nil", []) }
+        else { return (Expression("nil"), []) }
         let name = Naming.escaped(argument.label)
         let value = argument.optional ? "$0" : name
         let expression: String
@@ -291,7 +336,7 @@ struct EndpointEmitter {
             expression = ".data(Data(\(value).utf8), contentType: \(SwiftWriter.literal(contentType)))"
         case let .data(contentType): expression = ".data(\(value), contentType: \(SwiftWriter.literal(contentType)))"
         }
-        return (argument.optional ? "\(name).map { \(expression) }" : expression, [argument.label])
+        return (Expression(argument.optional ? "\(name).map { \(expression) }" : expression), [argument.label])
     }
 
     // MARK: Typed

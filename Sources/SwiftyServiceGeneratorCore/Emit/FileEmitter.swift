@@ -101,7 +101,11 @@ struct FileEmitter {
                     }
                 })
         }
-        return files.map { GeneratedFile(path: $0.path, contents: $0.contents.trimmingCharacters(in: .newlines) + "\n") }
+        return files.map { file in
+            var contents = file.contents
+            while contents.hasSuffix("\n") { contents.removeLast() }
+            return GeneratedFile(path: file.path, contents: contents + "\n")
+        }
     }
 
     /// A multipart body's model, and the top-level type its extension goes with.

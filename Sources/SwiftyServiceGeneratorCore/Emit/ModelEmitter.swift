@@ -83,7 +83,7 @@ struct ModelEmitter {
                     for property in properties {
                         let name = Self.storage(property)
                         writer.line(
-                            name == property.key
+                            name.replacingOccurrences(of: "`", with: "") == property.key
                                 ? "case \(name)" : "case \(name) = \(SwiftWriter.literal(property.key))")
                     }
                 }
@@ -131,10 +131,16 @@ struct ModelEmitter {
         if additional != nil { names.append("additionalProperties") }
         writer.doc("Whether every member is equal.")
         writer.block("\(access)static func == (lhs: \(decl.name), rhs: \(decl.name)) -> Bool") { writer in
-            if names.isEmpty {
+            let comparisons = names.map { "lhs.\($0) == rhs.\($0)" }
+            if comparisons.isEmpty {
                 writer.line("true")
+            } else if writer.indentation.count + comparisons.joined(separator: " && ").count <= SwiftWriter.lineLength {
+                writer.line(comparisons.joined(separator: " && "))
             } else {
-                writer.line(names.map { "lhs.\($0) == rhs.\($0)" }.joined(separator: " && "))
+                writer.line(comparisons[0])
+                writer.indent { writer in
+                    for comparison in comparisons.dropFirst() { writer.line("&& " + comparison) }
+                }
             }
         }
         writer.line()

@@ -69,8 +69,10 @@ struct SupportEmitter {
             var doc = "`\(server.url)`"
             if let text = server.description { doc += ": " + text }
             for variable in server.variables {
-                var line = "- `\(variable.name)`: " + (variable.description ?? "")
-                if !variable.allowed.isEmpty { line += " (one of \(variable.allowed.map { "`\($0)`" }.joined(separator: ", ")))" }
+                var line = "- `\(variable.name)`" + (variable.description.map { ": " + $0 } ?? "")
+                if !variable.allowed.isEmpty {
+                    line += " (one of \(variable.allowed.map { "`\($0)`" }.joined(separator: ", ")))"
+                }
                 doc += "\n" + line
             }
             writer.doc(doc)
@@ -138,7 +140,7 @@ struct SupportEmitter {
                         writer.doc(doc + (scheme.description.map { "\n\n" + $0 } ?? ""))
                         writer.line("\(access)var \(Naming.escaped(property)): (@Sendable () async throws -> String)?")
                     case .basic:
-                        doc += "HTTP basic authentication; ``basic(user:password:)`` makes the middleware."
+                        doc += "HTTP basic authentication; ``basicAuthentication(user:password:)`` makes it."
                         writer.doc(doc + (scheme.description.map { "\n\n" + $0 } ?? ""))
                         writer.line("\(access)var \(Naming.escaped(property)): TokenAuthentication?")
                     case .bearer, .oauth2, .openIDConnect:
@@ -164,13 +166,17 @@ struct SupportEmitter {
                     }
                 }
                 writer.line("}")
-                writer.line()
-                writer.doc(
-                    "HTTP basic authentication for `user` and `password`, through `TokenAuthentication` (a 401 is tried once more).")
-                writer.block("\(access)static func basic(user: String, password: String) -> TokenAuthentication") {
-                    writer in
-                    writer.line("let token = AccessToken(Data(\"\\(user):\\(password)\".utf8).base64EncodedString())")
-                    writer.line("return TokenAuthentication(initial: token, scheme: \"Basic\") { token }")
+                if schemes.contains(where: { if case .basic = $0.scheme.kind { true } else { false } }) {
+                    writer.line()
+                    writer.doc(
+                        "HTTP basic authentication for `user` and `password`, through `TokenAuthentication` (a 401 is tried once more).")
+                    writer.block(
+                        "\(access)static func basicAuthentication(user: String, password: String) -> TokenAuthentication"
+                    ) {
+                        writer in
+                        writer.line("let token = AccessToken(Data(\"\\(user):\\(password)\".utf8).base64EncodedString())")
+                        writer.line("return TokenAuthentication(initial: token, scheme: \"Basic\") { token }")
+                    }
                 }
                 writer.line()
                 writer.block("func has(_ scheme: String) -> Bool") { writer in
@@ -208,7 +214,8 @@ struct SupportEmitter {
                     ) { writer in
                         writer.line("return try await next(request)")
                     }
-                    writer.line("var request = request")
+                    let hasKeys = schemes.contains { if case .apiKey = $0.scheme.kind { true } else { false } }
+                    if hasKeys { writer.line("var request = request") }
                     writer.line("var token: TokenAuthentication?")
                     writer.block("for scheme in chosen") { writer in
                         writer.switchBlock("switch scheme") { writer in

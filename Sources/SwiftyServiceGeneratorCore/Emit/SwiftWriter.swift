@@ -63,16 +63,16 @@ struct SwiftWriter {
 
     /// A `///` comment of `text`, wrapped to the line length; nothing for `nil` or empty text.
     mutating func doc(_ text: String?) {
-        guard let text, !text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { return }
+        guard let text, !text.trimmed.isEmpty else { return }
         let width = max(40, Self.lineLength - indentation.count - 4)
         var lines: [String] = []
         var inCode = false
-        for raw in text.trimmingCharacters(in: .whitespacesAndNewlines).split(
+        for raw in text.trimmed.split(
             separator: "\n", omittingEmptySubsequences: false)
         {
-            var line = String(raw).replacingOccurrences(of: "\t", with: "    ")
+            var line = raw.utf8.contains(0x09) ? String(raw).replacingOccurrences(of: "\t", with: "    ") : String(raw)
             while line.hasSuffix(" ") || line.hasSuffix("\r") { line.removeLast() }
-            if line.trimmingCharacters(in: .whitespaces).hasPrefix("```") { inCode.toggle() }
+            if line.trimmed.hasPrefix("```") { inCode.toggle() }
             if inCode || line.count <= width {
                 lines.append(line)
                 continue
@@ -117,5 +117,17 @@ struct SwiftWriter {
             }
         }
         return result + "\""
+    }
+}
+
+extension StringProtocol {
+    /// The text without white space and line breaks at either end (Foundation's `trimmingCharacters` goes
+    /// through UTF-16 on Linux, a cost worth avoiding for every comment of a large description).
+    var trimmed: String {
+        let text = Substring(self)
+        let isSpace = { (byte: UInt8) in byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }
+        guard let start = text.utf8.firstIndex(where: { !isSpace($0) }) else { return "" }
+        let end = text.utf8.lastIndex(where: { !isSpace($0) })!
+        return String(text[start...end])
     }
 }

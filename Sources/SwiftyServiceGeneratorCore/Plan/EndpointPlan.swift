@@ -183,7 +183,7 @@ struct EndpointPlanner {
     }
 
     static func isJSON(_ type: String) -> Bool {
-        let base = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let base = type.split(separator: ";").first.map { $0.trimmed.lowercased() } ?? ""
         return base == "application/json" || base.hasSuffix("+json") || base == "text/json"
             || (base.hasPrefix("application/") && base.hasSuffix("json"))
     }

@@ -12,7 +12,9 @@ enum Naming {
             current = []
         }
         for (index, character) in characters.enumerated() {
-            guard character.isASCII, character.isLetter || character.isNumber else {
+            guard let ascii = character.asciiValue,
+                (ascii >= 0x30 && ascii <= 0x39) || (ascii | 0x20 >= 0x61 && ascii | 0x20 <= 0x7A)
+            else {
                 if index == 0 || current.isEmpty, words.isEmpty {
                     if character == "+" { words.append("plus") }
                     if character == "-", index + 1 < characters.count, characters[index + 1].isNumber {
@@ -23,11 +25,11 @@ enum Naming {
                 continue
             }
             if let last = current.last {
-                let hump = last.isLowercase && character.isUppercase
+                let hump = isLower(last) && isUpper(character)
                 let acronymEnd =
-                    last.isUppercase && character.isUppercase && index + 1 < characters.count
-                    && characters[index + 1].isLowercase
-                let digitToLetter = last.isNumber && character.isLetter && character.isUppercase
+                    isUpper(last) && isUpper(character) && index + 1 < characters.count
+                    && isLower(characters[index + 1])
+                let digitToLetter = isDigit(last) && isUpper(character)
                 if hump || acronymEnd || digitToLetter { flush() }
             }
             current.append(character)
@@ -36,6 +38,18 @@ enum Naming {
         // A name in capitals throughout (`IN_PROGRESS`) is words, not acronyms.
         if !text.contains(where: \.isLowercase) { return words.map { $0.lowercased() } }
         return words
+    }
+
+    private static func isLower(_ character: Character) -> Bool {
+        character.asciiValue.map { $0 >= 0x61 && $0 <= 0x7A } ?? false
+    }
+
+    private static func isUpper(_ character: Character) -> Bool {
+        character.asciiValue.map { $0 >= 0x41 && $0 <= 0x5A } ?? false
+    }
+
+    private static func isDigit(_ character: Character) -> Bool {
+        character.asciiValue.map { $0 >= 0x30 && $0 <= 0x39 } ?? false
     }
 
     /// `lowerCamelCase`, never empty, never starting with a digit.
@@ -138,6 +152,18 @@ struct NameScope {
         var number = 2
         while !taken.insert("\(base)\(number)").inserted { number += 1 }
         return "\(base)\(number)"
+    }
+
+    /// `base`, or `base` with the first number that makes it unique, and not one of `avoiding` either.
+    mutating func claim(_ base: String, avoiding: Set<String>) -> String {
+        var candidate = base
+        var number = 2
+        while taken.contains(candidate) || avoiding.contains(candidate) {
+            candidate = "\(base)\(number)"
+            number += 1
+        }
+        taken.insert(candidate)
+        return candidate
     }
 
     func contains(_ name: String) -> Bool { taken.contains(name) }

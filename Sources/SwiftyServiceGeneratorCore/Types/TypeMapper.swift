@@ -33,6 +33,12 @@ final class TypeMapper {
     private(set) var topLevelNames: NameScope
     /// Top-level types that are not named schemas (elements of array aliases…), in the order they were made.
     private var extraTopLevel: [ModelDecl] = []
+    /// The names of nested types everywhere: a top-level type named later must not take one, or the nested
+    /// type would hide it from the members beside it.
+    private var nestedNamesInUse: Set<String> = []
+    /// Inline schemas declared so far, by their structure: a schema written out again (Stripe repeats its
+    /// `address` objects hundreds of times) is the type declared for it the first time.
+    private var inlineTypes: [String: ModelDecl] = [:]
     private(set) var skipped: [Skip] = []
     private(set) var notes: [String] = []
 
@@ -47,15 +53,11 @@ final class TypeMapper {
         namedInOrder.compactMap(\.decl) + extraTopLevel
     }
 
+    /// Every declaration by its qualified name.
+    private var byName: [String: ModelDecl] = [:]
+
     /// The model of that qualified name (`Pet`, `PetsService.ListPetsResponse`), wherever it is declared.
-    func declaration(named name: String) -> ModelDecl? {
-        var queue = declarations
-        while let next = queue.popLast() {
-            if next.qualifiedName == name { return next }
-            if name.hasPrefix(next.qualifiedName + ".") { queue += next.nested }
-        }
-        return nil
-    }
+    func declaration(named name: String) -> ModelDecl? { byName[name] }
 
     // MARK: Named schemas
 
@@ -96,6 +98,7 @@ final class TypeMapper {
         entry.declaring = true
         defer { entry.declaring = false }
         let decl = ModelDecl(name: entry.name, qualifiedName: entry.name, reserved: nestedReserved([entry.name]))
+        byName[decl.qualifiedName] = decl
         if let alias = entry.aliasOf, let target = named[alias] {
             decl.body = .alias(.model(target.name, shape(of: target)))
             entry.decl = decl
@@ -129,7 +132,9 @@ final class TypeMapper {
         if topLevelNames.contains(candidate) || Naming.reservedTypeNames.contains(candidate) {
             candidate += "Value"
         }
-        return parent.nestedNames.claim(candidate)
+        let name = parent.nestedNames.claim(candidate)
+        nestedNamesInUse.insert(name)
+        return name
     }
 
     /// Where the types a schema needs go: inside a model, or at the top level under a prefix.
@@ -146,11 +151,13 @@ final class TypeMapper {
                 name: name, qualifiedName: parent.qualifiedName + "." + name,
                 reserved: nestedReserved(parent.qualifiedName.split(separator: ".").map(String.init) + [name]))
             parent.nested.append(decl)
+            byName[decl.qualifiedName] = decl
             return decl
         case let .topLevel(prefix):
-            let name = topLevelNames.claim(Self.typeName(prefix + Naming.upperFirst(base)))
+            let name = topLevelNames.claim(Self.typeName(prefix + Naming.upperFirst(base)), avoiding: nestedNamesInUse)
             let decl = ModelDecl(name: name, qualifiedName: name, reserved: nestedReserved([name]))
             extraTopLevel.append(decl)
+            byName[decl.qualifiedName] = decl
             return decl
         }
     }
@@ -170,7 +177,8 @@ final class TypeMapper {
                 }
                 // A schema no `components` entry names: it gets a top-level name of its own.
                 let entry = Named(
-                    name: topLevelNames.claim(Self.typeName(target.location.lastName)), node: target,
+                    name: topLevelNames.claim(Self.typeName(target.location.lastName), avoiding: nestedNamesInUse),
+                    node: target,
                     order: namedInOrder.count)
                 named[target.location] = entry
                 namedInOrder.append(entry)
@@ -190,8 +198,7 @@ final class TypeMapper {
                 mapped.nullable = mapped.nullable || nullable
                 return mapped
             }
-            let decl = newDecl(base, placement)
-            fill(decl, from: node, topLevelNestedPrefix: decl.qualifiedName)
+            let decl = inlineDecl(node, base, placement)
             return Mapped(type: .model(decl.qualifiedName, decl.shape), nullable: nullable)
         }
         if let alternatives = unionAlternatives(node) {
@@ -202,16 +209,14 @@ final class TypeMapper {
                 return mapped
             }
             if real.isEmpty { return Mapped(type: .json, nullable: true) }
-            let decl = newDecl(base, placement)
-            fill(decl, from: node, topLevelNestedPrefix: decl.qualifiedName)
+            let decl = inlineDecl(node, base, placement)
             return Mapped(type: .model(decl.qualifiedName, decl.shape), nullable: nullable)
         }
         let types = Self.types(node)
         if enumValues(node) != nil, types.count <= 1, types.first != "boolean", types.first != "number",
             types.first != "object", types.first != "array"
         {
-            let decl = newDecl(base, placement)
-            fill(decl, from: node, topLevelNestedPrefix: decl.qualifiedName)
+            let decl = inlineDecl(node, base, placement)
             if case let .alias(type) = decl.body {
                 // An enum of nothing usable: the plain type, and no declaration.
                 removeDecl(decl, placement)
@@ -220,8 +225,7 @@ final class TypeMapper {
             return Mapped(type: .model(decl.qualifiedName, decl.shape), nullable: nullable)
         }
         if types.count > 1 {
-            let decl = newDecl(base, placement)
-            fill(decl, from: node, topLevelNestedPrefix: decl.qualifiedName)
+            let decl = inlineDecl(node, base, placement)
             return Mapped(type: .model(decl.qualifiedName, decl.shape), nullable: nullable)
         }
         switch types.first ?? Self.impliedType(node) {
@@ -230,8 +234,7 @@ final class TypeMapper {
             if properties.isEmpty {
                 return Mapped(type: .dictionary(additionalType(node, name: base, at: placement)), nullable: nullable)
             }
-            let decl = newDecl(base, placement)
-            fill(decl, from: node, topLevelNestedPrefix: decl.qualifiedName)
+            let decl = inlineDecl(node, base, placement)
             return Mapped(type: .model(decl.qualifiedName, decl.shape), nullable: nullable)
         case "array":
             guard let items = node["items"] else { return Mapped(type: .array(.json), nullable: nullable) }
@@ -248,6 +251,54 @@ final class TypeMapper {
         default: return Mapped(type: .json, nullable: nullable)
         }
     }
+
+    /// The type declared for a schema of this structure before, or a new one filled from `node`.
+    private func inlineDecl(_ node: Node, _ base: String, _ placement: Placement) -> ModelDecl {
+        let key = node.location.file + "\n" + Self.structuralKey(node.value)
+        if let declared = inlineTypes[key] { return declared }
+        let decl = newDecl(base, placement)
+        inlineTypes[key] = decl
+        fill(decl, from: node, topLevelNestedPrefix: decl.qualifiedName)
+        return decl
+    }
+
+    /// The schema as canonical text without what does not change its type: descriptions, examples, extensions.
+    static func structuralKey(_ value: JSON) -> String {
+        var text = ""
+        func write(_ value: JSON) {
+            switch value {
+            case .null: text += "n"
+            case let .bool(bool): text += bool ? "t" : "f"
+            case let .integer(integer): text += "i\(integer)"
+            case let .double(double): text += "d\(double)"
+            case let .string(string): text += "s\(string.utf8.count):\(string)"
+            case let .array(elements):
+                text += "["
+                for element in elements {
+                    write(element)
+                    text += ","
+                }
+                text += "]"
+            case let .object(object):
+                text += "{"
+                for member in object.members.sorted(by: { $0.key < $1.key }) where !ignoredKeys.contains(member.key)
+                    && !member.key.hasPrefix("x-")
+                {
+                    text += "\(member.key.utf8.count):\(member.key)="
+                    write(member.value)
+                    text += ","
+                }
+                text += "}"
+            }
+        }
+        write(value)
+        return text
+    }
+
+    static let ignoredKeys: Set<String> = [
+        "description", "title", "example", "examples", "externalDocs", "deprecated", "nullable", "readOnly",
+        "writeOnly", "default",
+    ]
 
     private func removeDecl(_ decl: ModelDecl, _ placement: Placement) {
         switch placement {
@@ -545,8 +596,8 @@ final class TypeMapper {
 
     /// The doc comment a schema or property carries: its title and description.
     static func documentation(_ node: Node) -> String? {
-        let description = node["description"]?.string?.trimmingCharacters(in: .whitespacesAndNewlines)
-        let title = node["title"]?.string?.trimmingCharacters(in: .whitespacesAndNewlines)
+        let description = node["description"]?.string?.trimmed
+        let title = node["title"]?.string?.trimmed
         switch (title, description) {
         case let (title?, description?) where !title.isEmpty && !description.isEmpty && !description.hasPrefix(title):
             return title + "\n\n" + description
