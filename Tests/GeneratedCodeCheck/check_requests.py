@@ -338,6 +338,24 @@ def operations(description):
     return result
 
 
+SWAGGER_SCHEMA_KEYS = ["type", "format", "items", "enum", "default", "minimum", "maximum", "pattern", "minLength", "maxLength"]
+
+
+def swagger_parameter(parameter):
+    """A Swagger 2.0 parameter as OpenAPI 3 writes one: its type keywords a schema, collectionFormat a style."""
+    place = parameter["in"]
+    schema = {key: parameter[key] for key in SWAGGER_SCHEMA_KEYS if key in parameter}
+    if schema.get("type") == "file":
+        schema = {"type": "string", "format": "binary"}
+    form = parameter.get("collectionFormat", "csv")
+    if place == "query":
+        style = {"ssv": "spaceDelimited", "pipes": "pipeDelimited"}.get(form, "form")
+    else:
+        style = "simple"
+    return {"name": parameter["name"], "in": place, "required": parameter.get("required", False), "schema": schema,
+            "style": style, "explode": form == "multi"}
+
+
 def parameters(description, operation):
     merged = []
     for raw, base in [(p, operation.path_base) for p in operation.path_item.get("parameters", [])] + [
@@ -346,10 +364,18 @@ def parameters(description, operation):
         parameter, parameter_base = description.resolve(raw, base)
         merged = [(p, b) for p, b in merged if not (p["name"] == parameter["name"] and p["in"] == parameter["in"])]
         merged.append((parameter, parameter_base))
+    if "swagger" in description.root:
+        return [(swagger_parameter(p), b) for p, b in merged if p["in"] not in ("body", "formData")]
     return merged
 
 
 def server_base(description, operation):
+    root = description.root
+    if "swagger" in root:
+        if "host" not in root:
+            return RELATIVE_BASE
+        base_path = root.get("basePath", "/")
+        return f"{(root.get('schemes') or ['https'])[0]}://{root['host']}{'' if base_path == '/' else base_path}"
     for servers, base in [
         (operation.node.get("servers"), operation.base),
         (operation.path_item.get("servers"), operation.path_base),
@@ -368,6 +394,18 @@ def server_base(description, operation):
 
 
 def expected_body_type(description, operation):
+    root = description.root
+    if "swagger" in root:
+        consumes = operation.node.get("consumes", root.get("consumes", []))
+        raw = [description.resolve(p, operation.base)[0] for p in operation.path_item.get("parameters", []) + operation.node.get("parameters", [])]
+        if any(p.get("in") == "body" for p in raw):
+            types = consumes or ["application/json"]
+            return next((media for media in types if is_json(media)), types[0])
+        form = [p for p in raw if p.get("in") == "formData"]
+        if form:
+            multipart = any(media.startswith("multipart/") for media in consumes) or any(p.get("type") == "file" for p in form)
+            return "multipart/form-data" if multipart else "application/x-www-form-urlencoded"
+        return None
     body = operation.node.get("requestBody")
     if body is None:
         return None

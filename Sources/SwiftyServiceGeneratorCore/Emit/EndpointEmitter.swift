@@ -131,7 +131,7 @@ struct EndpointEmitter {
 
     /// A computed property as a `switch` over the cases; cases with the same value share a line.
     private func emitSwitch(
-        _ head: String, _ group: EndpointGroup, into writer: inout SwiftWriter, doc: String?,
+        _ head: String, _ group: EndpointGroup, into writer: inout SwiftWriter, doc: String,
         value: (EndpointCase) -> (expression: Expression, bound: [String]), fallback: String? = nil
     ) {
         var rows: [(patterns: [String], expression: Expression, signature: [String]?)] = []
@@ -177,12 +177,16 @@ struct EndpointEmitter {
                 for row in rows {
                     let patterns = row.patterns.joined(separator: ", ")
                     let single = "case \(patterns): \(row.expression.text)"
-                    if writer.indentation.count + single.count <= SwiftWriter.lineLength {
+                    if writer.fits(single) {
                         writer.line(single)
                         continue
                     }
-                    if writer.indentation.count + "case \(patterns):".count <= SwiftWriter.lineLength {
+                    if writer.fits("case \(patterns):") {
                         writer.line("case \(patterns):")
+                    } else if row.patterns.count == 1, let open = patterns.firstIndex(of: "(") {
+                        // One pattern too long: its bindings on the next line, as swift-format wraps a call.
+                        writer.line("case " + patterns[...open])
+                        writer.indent { $0.line(String(patterns[patterns.index(after: open)...]) + ":") }
                     } else {
                         writer.line("case " + row.patterns[0] + (row.patterns.count > 1 ? "," : ":"))
                         writer.indent { writer in
@@ -194,11 +198,13 @@ struct EndpointEmitter {
                     writer.indent { writer in
                         let expression = row.expression
                         if let items = expression.items,
-                            writer.indentation.count + expression.text.count > SwiftWriter.lineLength
+                            !writer.fits(expression.text)
                         {
                             writer.line(expression.head)
                             writer.indent { writer in
-                                for item in items { writer.line(item + ",") }
+                                for (index, item) in items.enumerated() {
+                                    writer.line(item + (index < items.count - 1 || items.count > 1 ? "," : ""))
+                                }
                             }
                             writer.line(expression.tail)
                         } else {
@@ -212,20 +218,27 @@ struct EndpointEmitter {
     }
 
     private func emitBaseURL(_ group: EndpointGroup, into writer: inout SwiftWriter) {
-        let own = group.cases.filter { $0.operation.servers?.first.flatMap(SupportEmitter.literalURL) != nil }
-        writer.line()
-        writer.doc("The realm's base URL, or the description's first server when the realm has none.")
+        let own = group.cases.filter {
+            $0.operation.servers?.first.flatMap(SupportEmitter.literalURL) != nil || $0.operation.path == "/"
+        }
+        let doc = "The realm's base URL, or the description's first server when the realm has none."
         if own.isEmpty {
+            writer.line()
+            writer.doc(doc)
             writer.line("\(access)var baseURL: URL? { realm.baseURL ?? \(namespace).defaultBaseURL }")
             return
         }
         emitSwitch(
-            "\(access)var baseURL: URL?", group, into: &writer, doc: nil,
+            "\(access)var baseURL: URL?", group, into: &writer,
+            doc: "Where the endpoints with servers of their own go; the others go to the realm's base URL, or the description's first server when the realm has none.",
             value: { endpoint in
-                guard let url = endpoint.operation.servers?.first.flatMap(SupportEmitter.literalURL) else {
-                    return (Expression("realm.baseURL ?? \(namespace).defaultBaseURL"), [])
+                var base = "realm.baseURL ?? \(namespace).defaultBaseURL"
+                if let url = endpoint.operation.servers?.first.flatMap(SupportEmitter.literalURL) {
+                    base = "URL(string: \(SwiftWriter.literal(url)))"
                 }
-                return (Expression("URL(string: \(SwiftWriter.literal(url)))"), [])
+                // The path `/` is the server's root, with its slash; an empty path would leave it out.
+                if endpoint.operation.path == "/" { base = "(\(base)).map(\(namespace).root)" }
+                return (Expression(base), [])
             }, fallback: "realm.baseURL ?? \(namespace).defaultBaseURL")
     }
 
@@ -366,7 +379,7 @@ struct EndpointEmitter {
                         let base = "\(group.name).\(endpoint.name)"
                         let value = call.isEmpty ? base : base + "(" + call.joined(separator: ", ") + ")"
                         let line = "\(value).returning(\(type).self)"
-                        if writer.indentation.count + line.count <= SwiftWriter.lineLength || call.isEmpty {
+                        if writer.fits(line) || call.isEmpty {
                             writer.line(line)
                         } else {
                             writer.wrapped(base, call, ".returning(\(type).self)")

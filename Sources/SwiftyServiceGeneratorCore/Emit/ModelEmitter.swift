@@ -11,7 +11,7 @@ struct ModelEmitter {
     private var conformances: String { hashable ? "Codable, Hashable, Sendable" : "Codable, Sendable" }
 
     func emit(_ decl: ModelDecl, into writer: inout SwiftWriter) {
-        writer.doc(decl.doc)
+        writer.doc(decl.doc ?? decl.origin)
         // Not `@available(*, deprecated)`: other generated types refer to it, and each use would warn.
         if decl.deprecated { writer.doc("- Warning: Deprecated by the description.") }
         switch decl.body {
@@ -46,9 +46,9 @@ struct ModelEmitter {
         // A type that holds itself by value cannot be a struct: it is a final class of constants.
         let kind = decl.isReference ? "final class" : "struct"
         let binding = decl.isReference ? "let" : "var"
-        writer.block("\(access)\(kind) \(decl.name): \(conformances)") { writer in
+        writer.declaration("\(access)\(kind) \(decl.name)", conformances) { writer in
             for property in properties {
-                writer.doc(property.doc)
+                writer.doc(property.doc ?? "The `\(property.key)` member.")
                 guard property.deprecated else {
                     writer.line("\(access)\(binding) \(Naming.escaped(property.name)): \(spelled(property))")
                     continue
@@ -134,7 +134,7 @@ struct ModelEmitter {
             let comparisons = names.map { "lhs.\($0) == rhs.\($0)" }
             if comparisons.isEmpty {
                 writer.line("true")
-            } else if writer.indentation.count + comparisons.joined(separator: " && ").count <= SwiftWriter.lineLength {
+            } else if writer.fits(comparisons.joined(separator: " && ")) {
                 writer.line(comparisons.joined(separator: " && "))
             } else {
                 writer.line(comparisons[0])
@@ -167,13 +167,17 @@ struct ModelEmitter {
     private func emitDecoding(
         _ properties: [ModelDecl.Property], _ additional: SwiftType?, into writer: inout SwiftWriter
     ) {
+        writer.doc(
+            additional != nil
+                ? "Reads the value, keeping the members the description does not name." : "Reads the value.")
         writer.block("\(access)init(from decoder: any Decoder) throws") { writer in
             writer.line("let container = try decoder.container(keyedBy: CodingKeys.self)")
             for property in properties {
                 let type = property.type.spelled(namespace)
                 let method = property.optional ? "decodeIfPresent" : "decode"
-                writer.line(
-                    "\(Self.storage(property)) = try container.\(method)(\(type).self, forKey: .\(Self.storage(property)))")
+                writer.wrapped(
+                    "\(Self.storage(property)) = try container.\(method)", ["\(type).self", "forKey: .\(Self.storage(property))"],
+                    "")
             }
             if let additional {
                 writer.line("var additionalProperties: [String: \(additional.spelled(namespace))] = [:]")
@@ -192,6 +196,7 @@ struct ModelEmitter {
     private func emitEncoding(
         _ properties: [ModelDecl.Property], _ additional: SwiftType?, into writer: inout SwiftWriter
     ) {
+        writer.doc("Writes the value.")
         writer.block("\(access)func encode(to encoder: any Encoder) throws") { writer in
             writer.line("var container = encoder.container(keyedBy: CodingKeys.self)")
             for property in properties {
@@ -223,7 +228,7 @@ struct ModelEmitter {
         _ decl: ModelDecl, raw: String, _ cases: [(name: String, value: String)], _ unknown: String,
         into writer: inout SwiftWriter
     ) {
-        writer.block("\(access)enum \(decl.name): \(conformances), RawRepresentable") { writer in
+        writer.declaration("\(access)enum \(decl.name)", conformances + ", RawRepresentable") { writer in
             for enumCase in cases { writer.line("case \(Naming.escaped(enumCase.name))") }
             writer.doc("A value this version of the description does not list; kept as it came.")
             writer.line("case \(unknown)(\(raw))")
@@ -251,7 +256,7 @@ struct ModelEmitter {
         _ decl: ModelDecl, _ cases: [ModelDecl.Case], _ discriminator: String?, into writer: inout SwiftWriter
     ) {
         let keyword = decl.isIndirect ? "indirect enum" : "enum"
-        writer.block("\(access)\(keyword) \(decl.name): \(conformances)") { writer in
+        writer.declaration("\(access)\(keyword) \(decl.name)", conformances) { writer in
             for enumCase in cases {
                 writer.line("case \(Naming.escaped(enumCase.name))(\(enumCase.type.spelled(namespace)))")
             }
@@ -293,9 +298,11 @@ struct ModelEmitter {
                     }
                     writer.line("throw DecodingError.dataCorrupted(")
                     writer.indent { writer in
-                        writer.line(
-                            "DecodingError.Context(codingPath: decoder.codingPath, debugDescription: \"the value is none of \(decl.name)'s cases\"))"
-                        )
+                        writer.line("DecodingError.Context(")
+                        writer.indent { writer in
+                            writer.line("codingPath: decoder.codingPath,")
+                            writer.line("debugDescription: \"the value is none of \(decl.name)'s cases\"))")
+                        }
                     }
                 }
             }

@@ -204,19 +204,24 @@ struct SupportEmitter {
             writer.block("struct Authentication: Middleware") { writer in
                 writer.line("let credentials: Credentials")
                 writer.line()
-                writer.block(
-                    "func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response"
-                ) { writer in
-                    writer.line(
-                        "let requirements = (context.endpoint as? any SecuredEndpoint)?.securityRequirements ?? defaultSecurity")
-                    writer.block(
-                        "guard !requirements.contains(where: \\.isEmpty), let chosen = requirements.first(where: { $0.allSatisfy(credentials.has) }) else"
-                    ) { writer in
+                writer.line("func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext)")
+                writer.indent { $0.line("async throws -> Response") }
+                writer.line("{")
+                writer.indent { writer in
+                    writer.line("let requirements =")
+                    writer.indent {
+                        $0.line("(context.endpoint as? any SecuredEndpoint)?.securityRequirements ?? defaultSecurity")
+                    }
+                    // An empty requirement makes the credentials optional: none are sent.
+                    writer.line("guard !requirements.contains(where: \\.isEmpty),")
+                    writer.indent { $0.line("let chosen = requirements.first(where: { $0.allSatisfy(credentials.has) })") }
+                    writer.block("else") { writer in
                         writer.line("return try await next(request)")
                     }
                     let hasKeys = schemes.contains { if case .apiKey = $0.scheme.kind { true } else { false } }
+                    let hasTokens = schemes.contains { if case .apiKey = $0.scheme.kind { false } else { true } }
                     if hasKeys { writer.line("var request = request") }
-                    writer.line("var token: TokenAuthentication?")
+                    if hasTokens { writer.line("var token: TokenAuthentication?") }
                     writer.block("for scheme in chosen") { writer in
                         writer.switchBlock("switch scheme") { writer in
                             for (property, scheme) in schemes {
@@ -242,11 +247,14 @@ struct SupportEmitter {
                             writer.line("default: break")
                         }
                     }
-                    writer.block("if let token") { writer in
-                        writer.line("return try await token.intercept(request, context: context, next: next)")
+                    if hasTokens {
+                        writer.block("if let token") { writer in
+                            writer.line("return try await token.intercept(request, context: context, next: next)")
+                        }
                     }
                     writer.line("return try await next(request)")
                 }
+                writer.line("}")
             }
         }
     }
@@ -326,6 +334,11 @@ struct SupportEmitter {
                 }
                 if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
                 return try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day())
+            }
+
+            /// The URL ending in `/`: where the description's path `/` goes.
+            static func root(_ url: URL) -> URL {
+                url.absoluteString.hasSuffix("/") ? url : URL(string: url.absoluteString + "/") ?? url
             }
 
             /// A JSON body sent with its own content type (`application/merge-patch+json`…).

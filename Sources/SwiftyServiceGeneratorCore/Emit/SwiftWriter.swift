@@ -10,6 +10,11 @@ struct SwiftWriter {
 
     var indentation: String { String(repeating: "    ", count: level) }
 
+    /// Whether `content` fits on a line at the current indentation (counted in bytes, as swift-format does).
+    func fits(_ content: String) -> Bool {
+        indentation.utf8.count + content.utf8.count <= Self.lineLength
+    }
+
     mutating func line(_ content: String = "") {
         if content.isEmpty {
             // Never two blank lines in a row, never a blank line right after an opening brace.
@@ -23,12 +28,12 @@ struct SwiftWriter {
     /// A line that may be too long: wrapped after its opening parenthesis, one argument per line when needed.
     mutating func wrapped(_ head: String, _ items: [String], _ tail: String, open: String = "(", close: String = ")") {
         let single = head + open + items.joined(separator: ", ") + close + tail
-        if indentation.count + single.count <= Self.lineLength {
+        if fits(single) || items.isEmpty {
             line(single)
             return
         }
         let joined = items.joined(separator: ", ")
-        if indentation.count + 4 + joined.count <= Self.lineLength {
+        if fits("    " + joined) {
             line(head + open)
             indent { $0.line(joined) }
             line(close + tail)
@@ -45,6 +50,19 @@ struct SwiftWriter {
         level += 1
         body(&self)
         level -= 1
+    }
+
+    /// A type's declaration, `head: conformances {`, its conformances on a line of their own when too long.
+    mutating func declaration(_ head: String, _ conformances: String, _ body: (inout SwiftWriter) -> Void) {
+        if fits("\(head): \(conformances) {") {
+            block("\(head): \(conformances)", body)
+            return
+        }
+        line(head + ":")
+        indent { $0.line(conformances) }
+        line("{")
+        indent(body)
+        line("}")
     }
 
     /// `head {`, the body one level in, `}`.

@@ -91,6 +91,8 @@ final class ModelDecl {
     let name: String
     let qualifiedName: String
     var doc: String?
+    /// What the comment says when the schema has no description: where the type comes from.
+    var origin: String?
     var deprecated = false
     var body: Body = .alias(.json)
     var nested: [ModelDecl] = []

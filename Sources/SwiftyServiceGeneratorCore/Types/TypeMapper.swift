@@ -98,6 +98,7 @@ final class TypeMapper {
         entry.declaring = true
         defer { entry.declaring = false }
         let decl = ModelDecl(name: entry.name, qualifiedName: entry.name, reserved: nestedReserved([entry.name]))
+        decl.origin = "The description's `\(entry.node.location.lastName)` schema."
         byName[decl.qualifiedName] = decl
         if let alias = entry.aliasOf, let target = named[alias] {
             decl.body = .alias(.model(target.name, shape(of: target)))
@@ -150,12 +151,14 @@ final class TypeMapper {
             let decl = ModelDecl(
                 name: name, qualifiedName: parent.qualifiedName + "." + name,
                 reserved: nestedReserved(parent.qualifiedName.split(separator: ".").map(String.init) + [name]))
+            decl.origin = "The `\(base)` of ``\(parent.qualifiedName)``."
             parent.nested.append(decl)
             byName[decl.qualifiedName] = decl
             return decl
         case let .topLevel(prefix):
             let name = topLevelNames.claim(Self.typeName(prefix + Naming.upperFirst(base)), avoiding: nestedNamesInUse)
             let decl = ModelDecl(name: name, qualifiedName: name, reserved: nestedReserved([name]))
+            decl.origin = "The `\(base)` of `\(prefix)`."
             extraTopLevel.append(decl)
             byName[decl.qualifiedName] = decl
             return decl

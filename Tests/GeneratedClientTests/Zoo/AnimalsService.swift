@@ -119,8 +119,11 @@ public enum AnimalsService: SwiftyServiceProtocol {
     /// Reads the API's dates, whole or with fractions of a second.
     public var decoder: JSONDecoder? { Zoo.decoder }
 
+    /// The `ListFilter` of ``AnimalsService``.
     public struct ListFilter: Codable, Hashable, Sendable {
+        /// The `born` member.
         public var born: Date?
+        /// The `heavy` member.
         public var heavy: Bool?
 
         /// Creates a value from its members.
@@ -134,12 +137,14 @@ public enum AnimalsService: SwiftyServiceProtocol {
             case heavy
         }
 
+        /// Reads the value.
         public init(from decoder: any Decoder) throws {
             let container = try decoder.container(keyedBy: CodingKeys.self)
             born = try container.decodeIfPresent(Date.self, forKey: .born)
             heavy = try container.decodeIfPresent(Bool.self, forKey: .heavy)
         }
 
+        /// Writes the value.
         public func encode(to encoder: any Encoder) throws {
             var container = encoder.container(keyedBy: CodingKeys.self)
             try container.encodeIfPresent(born.map(Zoo.dateText), forKey: .born)
@@ -147,10 +152,15 @@ public enum AnimalsService: SwiftyServiceProtocol {
         }
     }
 
+    /// The `AddRecordRequest` of ``AnimalsService``.
     public struct AddRecordRequest: Codable, Hashable, Sendable {
+        /// The `note` member.
         public var note: String
+        /// The `scan` member.
         public var scan: Data?
+        /// The `tags` member.
         public var tags: [String]?
+        /// The `meta` member.
         public var meta: AnimalsService.AddRecordRequest.Meta?
 
         /// Creates a value from its members.
@@ -166,7 +176,9 @@ public enum AnimalsService: SwiftyServiceProtocol {
             self.meta = meta
         }
 
+        /// The `Meta` of ``AnimalsService.AddRecordRequest``.
         public struct Meta: Codable, Hashable, Sendable {
+            /// The `weight` member.
             public var weight: Int?
 
             /// Creates a value from its members.

@@ -39,8 +39,11 @@ public enum KeepersService: SwiftyServiceProtocol {
     /// Reads the API's dates, whole or with fractions of a second.
     public var decoder: JSONDecoder? { Zoo.decoder }
 
+    /// The `HireRequest` of ``KeepersService``.
     public struct HireRequest: Codable, Hashable, Sendable {
+        /// The `name` member.
         public var name: String
+        /// The `shifts` member.
         public var shifts: [String]?
 
         /// Creates a value from its members.

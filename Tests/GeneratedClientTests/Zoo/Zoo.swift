@@ -101,9 +101,14 @@ extension Zoo {
     struct Authentication: Middleware {
         let credentials: Credentials
 
-        func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
-            let requirements = (context.endpoint as? any SecuredEndpoint)?.securityRequirements ?? defaultSecurity
-            guard !requirements.contains(where: \.isEmpty), let chosen = requirements.first(where: { $0.allSatisfy(credentials.has) }) else {
+        func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext)
+            async throws -> Response
+        {
+            let requirements =
+                (context.endpoint as? any SecuredEndpoint)?.securityRequirements ?? defaultSecurity
+            guard !requirements.contains(where: \.isEmpty),
+                let chosen = requirements.first(where: { $0.allSatisfy(credentials.has) })
+            else {
                 return try await next(request)
             }
             var request = request
@@ -201,6 +206,11 @@ extension Zoo {
         }
         if let date = try? Date(text, strategy: Date.ISO8601FormatStyle()) { return date }
         return try? Date(text, strategy: Date.ISO8601FormatStyle().year().month().day())
+    }
+
+    /// The URL ending in `/`: where the description's path `/` goes.
+    static func root(_ url: URL) -> URL {
+        url.absoluteString.hasSuffix("/") ? url : URL(string: url.absoluteString + "/") ?? url
     }
 
     /// A JSON body sent with its own content type (`application/merge-patch+json`…).

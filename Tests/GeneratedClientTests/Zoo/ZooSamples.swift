@@ -7,13 +7,76 @@ extension AnimalsService {
     /// Every case called with sample values, and the operation it is: for tests of the generated code.
     public static var samples: [(operation: String, endpoint: AnimalsService)] {
         [
-            ("GET /animals", .list(xRequestID: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!, limit: Int32(59), kind: Kind.mammal, tags: ["tags-ä b/c", "tags-2"], ids: [30, 31], names: ["names-ä b/c", "names-2"], filter: AnimalsService.ListFilter(born: Date(timeIntervalSince1970: 1_700_000_000), heavy: true), since: Date(timeIntervalSince1970: 1_700_000_000), session: "session-1")),
-            ("POST /animals", .create(body: Animal(id: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!, name: "name-ä b/c", kind: Kind.mammal, born: Date(timeIntervalSince1970: 1_700_000_000), seen: Date(timeIntervalSince1970: 1_700_000_000), weight: 67.5, size: Size.value1, tags: ["tags-ä b/c", "tags-2"], default: true, type: "@type-ä b/c", legacyCode: "legacyCode-ä b/c"))),
+            (
+                "GET /animals",
+                .list(
+                    xRequestID: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!,
+                    limit: Int32(59),
+                    kind: Kind.mammal,
+                    tags: ["tags-ä b/c", "tags-2"],
+                    ids: [30, 31],
+                    names: ["names-ä b/c", "names-2"],
+                    filter: AnimalsService.ListFilter(
+                        born: Date(timeIntervalSince1970: 1_700_000_000),
+                        heavy: true
+                    ),
+                    since: Date(timeIntervalSince1970: 1_700_000_000),
+                    session: "session-1"
+                )
+            ),
+            (
+                "POST /animals",
+                .create(
+                    body: Animal(
+                        id: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!,
+                        name: "name-ä b/c",
+                        kind: Kind.mammal,
+                        born: Date(timeIntervalSince1970: 1_700_000_000),
+                        seen: Date(timeIntervalSince1970: 1_700_000_000),
+                        weight: 67.5,
+                        size: Size.value1,
+                        tags: ["tags-ä b/c", "tags-2"],
+                        default: true,
+                        type: "@type-ä b/c",
+                        legacyCode: "legacyCode-ä b/c"
+                    )
+                )
+            ),
             ("GET /animals/{animalId}", .get(animalId: "animalId-ä b/c")),
             ("DELETE /animals/{animalId}", .delete(animalId: "animalId-ä b/c")),
-            ("PATCH /animals/{animalId}", .update(animalId: "animalId-ä b/c", body: Animal(id: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!, name: "name-ä b/c", kind: Kind.mammal, born: Date(timeIntervalSince1970: 1_700_000_000), seen: Date(timeIntervalSince1970: 1_700_000_000), weight: 67.5, size: Size.value1, tags: ["tags-ä b/c", "tags-2"], default: true, type: "@type-ä b/c", legacyCode: "legacyCode-ä b/c"))),
-            ("PUT /animals/{animalId}/photo", .uploadPhoto(animalId: "animalId-ä b/c", body: Data("sample".utf8))),
-            ("POST /animals/{animalId}/records", .addRecord(animalId: "animalId-ä b/c", body: AnimalsService.AddRecordRequest(note: "note-ä b/c", tags: ["tags-ä b/c", "tags-2"]))),
+            (
+                "PATCH /animals/{animalId}",
+                .update(
+                    animalId: "animalId-ä b/c",
+                    body: Animal(
+                        id: UUID(uuidString: "00000000-0000-4000-8000-000000000001")!,
+                        name: "name-ä b/c",
+                        kind: Kind.mammal,
+                        born: Date(timeIntervalSince1970: 1_700_000_000),
+                        seen: Date(timeIntervalSince1970: 1_700_000_000),
+                        weight: 67.5,
+                        size: Size.value1,
+                        tags: ["tags-ä b/c", "tags-2"],
+                        default: true,
+                        type: "@type-ä b/c",
+                        legacyCode: "legacyCode-ä b/c"
+                    )
+                )
+            ),
+            (
+                "PUT /animals/{animalId}/photo",
+                .uploadPhoto(animalId: "animalId-ä b/c", body: Data("sample".utf8))
+            ),
+            (
+                "POST /animals/{animalId}/records",
+                .addRecord(
+                    animalId: "animalId-ä b/c",
+                    body: AnimalsService.AddRecordRequest(
+                        note: "note-ä b/c",
+                        tags: ["tags-ä b/c", "tags-2"]
+                    )
+                )
+            ),
         ]
     }
 }
@@ -22,7 +85,15 @@ extension KeepersService {
     /// Every case called with sample values, and the operation it is: for tests of the generated code.
     public static var samples: [(operation: String, endpoint: KeepersService)] {
         [
-            ("POST /keepers", .hire(body: KeepersService.HireRequest(name: "name-ä b/c", shifts: ["shifts-ä b/c", "shifts-2"]))),
+            (
+                "POST /keepers",
+                .hire(
+                    body: KeepersService.HireRequest(
+                        name: "name-ä b/c",
+                        shifts: ["shifts-ä b/c", "shifts-2"]
+                    )
+                )
+            ),
             ("POST /keepers/{keeperId}/notes", .addNote(keeperId: Int64(34), body: "body-ä b/c")),
         ]
     }
@@ -32,7 +103,10 @@ extension ZooService {
     /// Every case called with sample values, and the operation it is: for tests of the generated code.
     public static var samples: [(operation: String, endpoint: ZooService)] {
         [
-            ("GET /reports/{year}/{quarter}", .getReportsByYearByQuarter(year: 46, quarter: ZooService.GetReportsByYearByQuarterQuarter.q1)),
+            (
+                "GET /reports/{year}/{quarter}",
+                .getReportsByYearByQuarter(year: 46, quarter: ZooService.GetReportsByYearByQuarterQuarter.q1)
+            ),
             ("GET /health", .ping),
         ]
     }

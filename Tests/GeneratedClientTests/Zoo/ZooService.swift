@@ -13,8 +13,8 @@ public enum ZooService: SwiftyServiceProtocol {
     /// The realm every endpoint of Zoo is sent through.
     public var realm: ServiceRealm { Zoo.realm }
 
-    /// The realm's base URL, or the description's first server when the realm has none.
-
+    /// Where the endpoints with servers of their own go; the others go to the realm's base URL, or the
+    /// description's first server when the realm has none.
     public var baseURL: URL? {
         switch self {
         case .getReportsByYearByQuarter: URL(string: "https://reports.zoo.example.com")
@@ -37,6 +37,7 @@ public enum ZooService: SwiftyServiceProtocol {
     /// Reads the API's dates, whole or with fractions of a second.
     public var decoder: JSONDecoder? { Zoo.decoder }
 
+    /// The `GetReportsByYearByQuarterQuarter` of ``ZooService``.
     public enum GetReportsByYearByQuarterQuarter: Codable, Hashable, Sendable, RawRepresentable {
         case q1
         case q2

@@ -4,23 +4,39 @@ import Foundation
 
 /// An animal of the zoo.
 public final class Animal: Codable, Hashable, Sendable {
+    /// The `id` member.
     public let id: UUID?
+    /// The `name` member.
     public let name: String
+    /// The `kind` member.
     public let kind: Kind
+    /// The `born` member.
     public let born: Date
+    /// The `seen` member.
     public let seen: Date?
+    /// The `weight` member.
     public let weight: Float?
+    /// The `size` member.
     public let size: Size?
+    /// The `tags` member.
     public let tags: [String]?
+    /// The `attributes` member.
     public let attributes: [String: String]?
+    /// The `extra` member.
     public let extra: Zoo.JSONValue?
+    /// The `parent` member.
     public let parent: Animal?
+    /// The `diet` member.
     public let diet: Diet?
+    /// The `default` member.
     public let `default`: Bool?
+    /// The `@type` member.
     public let type: String?
+    /// The `legacyCode` member.
     @available(*, deprecated)
     public var legacyCode: String? { _legacyCode }
     private let _legacyCode: String?
+    /// The `photo` member.
     public let photo: Data?
 
     /// Creates a value from its members.
@@ -119,6 +135,7 @@ public final class Animal: Codable, Hashable, Sendable {
         case photo
     }
 
+    /// Reads the value.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decodeIfPresent(UUID.self, forKey: .id)
@@ -139,6 +156,7 @@ public final class Animal: Codable, Hashable, Sendable {
         photo = try container.decodeIfPresent(Data.self, forKey: .photo)
     }
 
+    /// Writes the value.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(id, forKey: .id)

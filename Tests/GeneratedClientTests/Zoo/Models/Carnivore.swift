@@ -2,8 +2,11 @@
 
 import Foundation
 
+/// The description's `Carnivore` schema.
 public struct Carnivore: Codable, Hashable, Sendable {
+    /// The `type` member.
     public var type: String
+    /// The `prey` member.
     public var prey: String?
 
     /// Creates a value from its members.

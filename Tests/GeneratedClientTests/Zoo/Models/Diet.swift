@@ -2,6 +2,7 @@
 
 import Foundation
 
+/// The description's `Diet` schema.
 public enum Diet: Codable, Hashable, Sendable {
     case herbivore(Herbivore)
     case carnivore(Carnivore)

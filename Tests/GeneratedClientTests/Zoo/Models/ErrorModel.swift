@@ -2,7 +2,9 @@
 
 import Foundation
 
+/// The description's `Error` schema.
 public struct ErrorModel: Codable, Hashable, Sendable {
+    /// The `message` member.
     public var message: String?
 
     /// Creates a value from its members.

@@ -2,8 +2,11 @@
 
 import Foundation
 
+/// The description's `Herbivore` schema.
 public struct Herbivore: Codable, Hashable, Sendable {
+    /// The `type` member.
     public var type: String
+    /// The `plants` member.
     public var plants: [String]?
 
     /// Creates a value from its members.

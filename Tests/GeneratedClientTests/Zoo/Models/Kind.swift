@@ -2,6 +2,7 @@
 
 import Foundation
 
+/// The description's `Kind` schema.
 public enum Kind: Codable, Hashable, Sendable, RawRepresentable {
     case mammal
     case bird

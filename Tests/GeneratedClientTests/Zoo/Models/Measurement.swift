@@ -2,6 +2,7 @@
 
 import Foundation
 
+/// The description's `Measurement` schema.
 public enum Measurement: Codable, Hashable, Sendable {
     case number(Double)
     case string(String)
@@ -17,7 +18,9 @@ public enum Measurement: Codable, Hashable, Sendable {
             return
         }
         throw DecodingError.dataCorrupted(
-            DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "the value is none of Measurement's cases"))
+            DecodingError.Context(
+                codingPath: decoder.codingPath,
+                debugDescription: "the value is none of Measurement's cases"))
     }
 
     /// Encodes the case's value as it is.

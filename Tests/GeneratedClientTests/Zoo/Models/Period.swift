@@ -2,8 +2,11 @@
 
 import Foundation
 
+/// The description's `period` schema.
 public struct Period: Codable, Hashable, Sendable {
+    /// The `from` member.
     public var from: Date?
+    /// The `to` member.
     public var to: Date?
 
     /// Creates a value from its members.
@@ -17,12 +20,14 @@ public struct Period: Codable, Hashable, Sendable {
         case to
     }
 
+    /// Reads the value.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         from = try container.decodeIfPresent(Date.self, forKey: .from)
         to = try container.decodeIfPresent(Date.self, forKey: .to)
     }
 
+    /// Writes the value.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(from.map(Zoo.dateText), forKey: .from)

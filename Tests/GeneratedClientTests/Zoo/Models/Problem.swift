@@ -2,9 +2,13 @@
 
 import Foundation
 
+/// The description's `Problem` schema.
 public struct Problem: Codable, Hashable, Sendable {
+    /// The `title` member.
     public var title: String
+    /// The `status` member.
     public var status: Int?
+    /// The `errors` member.
     public var errors: [String: [String]]?
 
     /// Creates a value from its members.

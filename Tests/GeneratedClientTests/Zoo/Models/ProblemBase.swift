@@ -2,8 +2,11 @@
 
 import Foundation
 
+/// The description's `ProblemBase` schema.
 public struct ProblemBase: Codable, Hashable, Sendable {
+    /// The `title` member.
     public var title: String
+    /// The `status` member.
     public var status: Int?
 
     /// Creates a value from its members.

@@ -4,9 +4,13 @@ import Foundation
 
 /// Report
 public struct Report: Codable, Hashable, Sendable {
+    /// The `year` member.
     public var year: Int
+    /// The `quarter` member.
     public var quarter: Kind
+    /// The `visitors` member.
     public var visitors: Int64
+    /// The `period` member.
     public var period: Period?
 
     /// Creates a value from its members.

@@ -2,6 +2,7 @@
 
 import Foundation
 
+/// The description's `Size` schema.
 public enum Size: Codable, Hashable, Sendable, RawRepresentable {
     case value1
     case value2

@@ -2,7 +2,9 @@
 
 import Foundation
 
+/// The description's `Tagged` schema.
 public struct Tagged: Codable, Hashable, Sendable {
+    /// The `id` member.
     public var id: Int?
     /// The members the description does not name.
     public var additionalProperties: [String: Int]
@@ -17,6 +19,7 @@ public struct Tagged: Codable, Hashable, Sendable {
         case id
     }
 
+    /// Reads the value, keeping the members the description does not name.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         id = try container.decodeIfPresent(Int.self, forKey: .id)
@@ -28,6 +31,7 @@ public struct Tagged: Codable, Hashable, Sendable {
         self.additionalProperties = additionalProperties
     }
 
+    /// Writes the value.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encodeIfPresent(id, forKey: .id)
