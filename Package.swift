@@ -38,11 +38,13 @@ let package = Package(
             dependencies: ["swiftyservice-generate"]),
         .plugin(
             name: "SwiftyServiceGenerator", capability: .buildTool(), dependencies: ["swiftyservice-generate"]),
+        // The example; its todos client is generated at build time from openapi.yaml by the generator's plugin.
         .executableTarget(
             name: "JSONPlaceholder",
             dependencies: ["SwiftyService", "SwiftyServiceTesting"],
             path: "Examples/JSONPlaceholder",
-            exclude: ["jsonplaceholder.cassette.json"]
+            exclude: ["jsonplaceholder.cassette.json"],
+            plugins: [.plugin(name: "SwiftyServiceGenerator")]
         ),
         // The legacy example's client and backend; the soak (Benchmarks package) builds it through a link too.
         .target(
@@ -75,10 +77,12 @@ let package = Package(
             name: "GeneratedClientTests",
             dependencies: ["SwiftyService", "SwiftyServiceTesting"]
         ),
+        // openapi.yaml there is the README's generator example: the plugin generates the client its samples use.
         .testTarget(
             name: "DocSampleTests",
             dependencies: ["SwiftyService", "SwiftyServiceTesting", "SwiftyServiceCurl", "LegacyNetworking"],
-            path: "Tests/DocSampleTests"
+            path: "Tests/DocSampleTests",
+            plugins: [.plugin(name: "SwiftyServiceGenerator")]
         ),
     ],
     swiftLanguageModes: [.v6]

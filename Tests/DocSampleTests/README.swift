@@ -505,9 +505,23 @@ enum ReadmeSamples {
         _ = again
     }
 
-    /// README.md, swift block 27.
-    static func sample27() async throws {
-        #sourceLocation(file: "README.md", line: 984)
+    /// README.md, swift block 28.
+    static func sample28() async throws {
+        #sourceLocation(file: "README.md", line: 1063)
+        Petstore.configure(credentials: Petstore.Credentials(apiKey: { "secret" }))  // base URL from `servers`
+        let pets = try await PetsService.Typed.listPets(limit: 10).request()           // [Pet], X-API-Key sent
+        do {
+            _ = try await PetsService.Typed.showPetById(petId: "7").request()          // Pet
+        } catch let error as ServiceError {
+            print(error.errorBody(as: ErrorModel.self)?.message ?? "\(error)")
+        }
+        #sourceLocation()
+        _ = pets
+    }
+
+    /// README.md, swift block 29.
+    static func sample29() async throws {
+        #sourceLocation(file: "README.md", line: 1091)
         let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
             .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
@@ -521,9 +535,9 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 28.
-    static func sample28() async throws {
-        #sourceLocation(file: "README.md", line: 999)
+    /// README.md, swift block 30.
+    static func sample30() async throws {
+        #sourceLocation(file: "README.md", line: 1106)
         let users = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
         ServiceRealm.get("users").use(users)
@@ -531,9 +545,9 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 29.
-    static func sample29() async throws {
-        #sourceLocation(file: "README.md", line: 1019)
+    /// README.md, swift block 31.
+    static func sample31() async throws {
+        #sourceLocation(file: "README.md", line: 1126)
         // Once, against the real server:
         ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
         // From then on, offline:
@@ -543,9 +557,9 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 30.
-    static func sample30() async throws {
-        #sourceLocation(file: "README.md", line: 1100)
+    /// README.md, swift block 32.
+    static func sample32() async throws {
+        #sourceLocation(file: "README.md", line: 1207)
         let companyCA = try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem"))
         ServiceRealm.get("inventory")
             .setBaseURL(URL(string: "https://inventory.internal.example")!)
@@ -554,9 +568,9 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 31.
-    static func sample31() async throws {
-        #sourceLocation(file: "README.md", line: 1112)
+    /// README.md, swift block 33.
+    static func sample33() async throws {
+        #sourceLocation(file: "README.md", line: 1219)
         ServiceRealm.get("payments")
             .use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(pinnedPublicKeys: [
@@ -572,9 +586,9 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 32.
-    static func sample32() async throws {
-        #sourceLocation(file: "README.md", line: 1142)
+    /// README.md, swift block 34.
+    static func sample34() async throws {
+        #sourceLocation(file: "README.md", line: 1249)
         let identity = try ClientIdentity.pem(
             certificateFile: URL(fileURLWithPath: "/run/secrets/client.pem"),
             privateKeyFile: URL(fileURLWithPath: "/run/secrets/client.key"))
@@ -587,9 +601,9 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 33.
-    static func sample33() async throws {
-        #sourceLocation(file: "README.md", line: 1190)
+    /// README.md, swift block 35.
+    static func sample35() async throws {
+        #sourceLocation(file: "README.md", line: 1297)
         let realm = ServiceRealm.get("users").collectMetrics()
         let response = try await UserService.info(uid: 42).request()
         if let last = response.metrics.last {
@@ -600,7 +614,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 1231)
+    #sourceLocation(file: "README.md", line: 1338)
     struct SlowCallReport: RequestObserver {
         func observe(_ event: RequestEvent) {
             switch event.kind {
@@ -617,18 +631,18 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    /// README.md, swift block 34.
-    static func sample34() async throws {
-        #sourceLocation(file: "README.md", line: 1246)
+    /// README.md, swift block 36.
+    static func sample36() async throws {
+        #sourceLocation(file: "README.md", line: 1353)
         ServiceRealm.get("users")
             .addObserver(SlowCallReport())
             .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
         #sourceLocation()
     }
 
-    /// README.md, swift block 35.
-    static func sample35() async throws {
-        #sourceLocation(file: "README.md", line: 1264)
+    /// README.md, swift block 37.
+    static func sample37() async throws {
+        #sourceLocation(file: "README.md", line: 1371)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in

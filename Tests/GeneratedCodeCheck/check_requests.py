@@ -20,6 +20,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import sys
 import urllib.parse
 
@@ -253,10 +254,21 @@ class Samples:
                 or resolved.get("readOnly")
                 or resolved.get("writeOnly")
             )
-            include = self.is_scalar(kind) or (kind[0] == "array" and self.is_scalar(self.kind(kind[1], kind[2])))
+            # A union is a type of its own in Swift: not a scalar, whatever its first case.
+            include = not self.is_union(schema, schema_base) and (
+                self.is_scalar(kind) or (kind[0] == "array" and self.is_scalar(self.kind(kind[1], kind[2]))))
             if include or not optional:
                 result[key] = self.value(schema, schema_base, key, place, depth + 1)
         return result
+
+    def is_union(self, node, base):
+        node, _ = self.description.resolve(node, base)
+        if not isinstance(node, dict):
+            return False
+        alternatives = node.get("oneOf") or node.get("anyOf") or []
+        if not any(self.is_structural(alternative) for alternative in alternatives):
+            return False
+        return len([alternative for alternative in alternatives if not self.is_null(alternative)]) > 1
 
     def nullable(self, node, base):
         resolved, _ = self.description.resolve(node, base)
@@ -387,8 +399,12 @@ def server_base(description, operation):
             for name, variable in (server.get("variables") or {}).items():
                 url = url.replace("{" + name + "}", str(variable.get("default", "")))
             parsed = urllib.parse.urlsplit(url)
-            if parsed.scheme and parsed.netloc:
+            if parsed.scheme and re.fullmatch(r"[A-Za-z0-9.\-]+(:[0-9]+)?", parsed.netloc or ""):
                 return url
+            if servers is not description.root.get("servers"):
+                # An operation's server that is no URL without the app's help (`https://{agent_url}`): the
+                # generated code sends it to the realm's base URL, the description's own server.
+                continue
             return RELATIVE_BASE
     return RELATIVE_BASE
 
@@ -445,8 +461,12 @@ class Check:
         if request["method"] != operation.method.upper():
             self.fail(operation.name, f"method {request['method']}, expected {operation.method.upper()}")
         url = urllib.parse.urlsplit(request["url"])
-        path = operation.path
-        expected_query = []
+        # A path that holds a query (`/responses?beta=true`) sends it as query parameters.
+        path, _, fixed_query = operation.path.partition("?")
+        path = "".join(
+            part if part.startswith("{") else urllib.parse.quote(part, safe=PCHAR_SAFE + "/%")
+            for part in re.split(r"(\{[^}]*\})", path))
+        expected_query = urllib.parse.parse_qsl(fixed_query, keep_blank_values=True)
         expected_headers = {}
         cookies = []
         for parameter, base in parameters(description, operation):

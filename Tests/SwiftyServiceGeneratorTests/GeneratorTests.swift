@@ -130,6 +130,18 @@ import Testing
         }
     }
 
+    @Test func theREADMEsDescriptionIsTheOneItsSamplesAreCompiledAgainst() throws {
+        let readme = try String(
+            contentsOf: YAMLReferenceTests.repository.appendingPathComponent("README.md"), encoding: .utf8)
+        let section = try #require(readme.range(of: "## Generating endpoints from OpenAPI"))
+        let start = try #require(readme.range(of: "```yaml\n", range: section.upperBound..<readme.endIndex))
+        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+        let description = try String(
+            contentsOf: YAMLReferenceTests.repository.appendingPathComponent("Tests/DocSampleTests/openapi.yaml"),
+            encoding: .utf8)
+        #expect(String(readme[start.upperBound..<end.lowerBound]) == description)
+    }
+
     // MARK: The command
 
     @Test func theCommandPrintsWhatItSkipsAndFailsOnItWhenStrict() throws {

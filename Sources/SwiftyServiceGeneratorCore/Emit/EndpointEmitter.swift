@@ -53,7 +53,7 @@ struct EndpointEmitter {
             emitSwitch(
                 "\(access)var method: HTTPMethod", group, into: &writer, doc: "The HTTP method.",
                 value: { (Expression(Self.method($0.operation.method)), []) })
-            if group.cases.contains(where: { !queryArguments($0).isEmpty }) {
+            if group.cases.contains(where: { !queryArguments($0).isEmpty || !Self.fixedQuery($0).isEmpty }) {
                 emitSwitch(
                     "\(access)var parameters: [String: Any]?", group, into: &writer,
                     doc: "The query, written as the description's `style` and `explode` say.",
@@ -248,7 +248,7 @@ struct EndpointEmitter {
     private func pathExpression(_ endpoint: EndpointCase) -> (Expression, [String]) {
         var literal = ""
         var bound: [String] = []
-        var rest = Substring(endpoint.operation.path)
+        var rest = endpoint.operation.path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false)[0]
         while let first = rest.first, first == "/" { rest = rest.dropFirst() }
         while !rest.isEmpty {
             guard let open = rest.firstIndex(of: "{"), let close = rest[open...].firstIndex(of: "}") else {
@@ -281,14 +281,26 @@ struct EndpointEmitter {
         endpoint.arguments.filter { $0.parameter?.place == .query }
     }
 
+    /// The query a path holds (`/responses?beta=true`): sent as query parameters, as the path cannot hold it.
+    static func fixedQuery(_ endpoint: EndpointCase) -> [(key: String, value: String)] {
+        let parts = endpoint.operation.path.split(separator: "?", maxSplits: 1)
+        guard parts.count == 2 else { return [] }
+        return parts[1].split(separator: "&").map { pair in
+            let halves = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let decode = { (text: Substring) in String(text).removingPercentEncoding ?? String(text) }
+            return (decode(halves[0]), halves.count > 1 ? decode(halves[1]) : "")
+        }
+    }
+
     private func headerArguments(_ endpoint: EndpointCase) -> [EndpointCase.Argument] {
         endpoint.arguments.filter { $0.parameter?.place == .header || $0.parameter?.place == .cookie }
     }
 
     private func queryExpression(_ endpoint: EndpointCase) -> (Expression, [String]) {
         let arguments = queryArguments(endpoint)
-        guard !arguments.isEmpty else { return (Expression("nil"), []) }
-        var entries: [String] = []
+        let fixed = Self.fixedQuery(endpoint)
+        guard !arguments.isEmpty || !fixed.isEmpty else { return (Expression("nil"), []) }
+        var entries = fixed.map { "\(SwiftWriter.literal($0.key)): \(SwiftWriter.literal($0.value))" }
         var merged: [String] = []
         for argument in arguments {
             let parameter = argument.parameter!

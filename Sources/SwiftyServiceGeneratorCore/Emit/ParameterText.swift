@@ -61,7 +61,7 @@ enum ParameterText {
             let mapped = scalar == "$0" ? value : "\(value).map { \(scalar) }"
             return prefix + "\(mapped).joined(separator: \(SwiftWriter.literal(separator)))"
         }
-        return "\(namespace).styledText(\(namespace).parameterValue(\(value)), name: \(SwiftWriter.literal(parameter.name)), style: \(SwiftWriter.literal(parameter.style)), explode: \(parameter.explode))"
+        return "\(namespace).styledText(\(namespace).parameterValue(\(value)), explode: \(parameter.explode))"
     }
 
     enum QueryPart {
@@ -114,23 +114,22 @@ enum ParameterText {
         return entry(
             parameter.name,
             apply(value, optional: optional) {
-                "\(namespace).styledText(\(namespace).parameterValue(\($0)), name: \(SwiftWriter.literal(parameter.name)), style: \(SwiftWriter.literal(parameter.style)), explode: \(parameter.explode))"
+                "\(namespace).styledText(\(namespace).parameterValue(\($0)), explode: \(parameter.explode))"
             })
     }
 
     /// A header's value (`String`, or `String?` for an optional parameter).
     static func header(_ argument: EndpointCase.Argument, _ parameter: Parameter, _ namespace: String) -> String {
-        simple(argument, parameter, style: "simple", namespace)
+        simple(argument, parameter, namespace)
     }
 
     /// A cookie's value (`String?`).
     static func cookie(_ argument: EndpointCase.Argument, _ parameter: Parameter, _ namespace: String) -> String {
-        simple(argument, parameter, style: "form", namespace)
+        simple(argument, parameter, namespace)
     }
 
-    private static func simple(
-        _ argument: EndpointCase.Argument, _ parameter: Parameter, style: String, _ namespace: String
-    ) -> String {
+    /// A value as one piece of text: scalars as they are, arrays joined by commas, objects in the parameter's style.
+    private static func simple(_ argument: EndpointCase.Argument, _ parameter: Parameter, _ namespace: String) -> String {
         let value = Naming.escaped(argument.label)
         let type = argument.type
         if argument.asJSON { return apply(value, optional: argument.optional) { "\(namespace).jsonText(\($0))" } }
@@ -144,7 +143,7 @@ enum ParameterText {
             }
         }
         return apply(value, optional: argument.optional) {
-            "\(namespace).styledText(\(namespace).parameterValue(\($0)), name: \(SwiftWriter.literal(parameter.name)), style: \(SwiftWriter.literal(parameter.style)), explode: \(parameter.explode))"
+            "\(namespace).styledText(\(namespace).parameterValue(\($0)), explode: \(parameter.explode))"
         }
     }
 }

@@ -114,6 +114,10 @@ struct EndpointPlanner {
         var required: [EndpointCase.Argument] = []
         var optional: [EndpointCase.Argument] = []
         let pathOrder = Self.pathParameterNames(operation.path)
+        if let server = operation.servers?.first, SupportEmitter.literalURL(server) == nil {
+            notes.append(
+                "\(operation.displayName): its server \(server.url) is no URL without values the app gives; it is sent to the realm's base URL")
+        }
         let parameters = operation.parameters.sorted { lhs, rhs in
             let left = lhs.place == .path ? pathOrder.firstIndex(of: lhs.name) ?? Int.max : Int.max
             let right = rhs.place == .path ? pathOrder.firstIndex(of: rhs.name) ?? Int.max : Int.max

@@ -316,6 +316,12 @@ final class TypeMapper {
         return mapped.type
     }
 
+    /// A member's name: `self`, `hashValue` and the like, which a struct cannot use, get a `Value` suffix.
+    static func memberName(_ key: String) -> String {
+        let name = Naming.lowerCamel(key)
+        return Naming.modelMembers.contains(name) ? name + "Value" : name
+    }
+
     static func stringType(_ node: Node) -> SwiftType {
         switch node["format"]?.string {
         case "date-time": .date(dateOnly: false)
@@ -439,7 +445,7 @@ final class TypeMapper {
                 (resolved["readOnly"]?.value.bool ?? false) || (resolved["writeOnly"]?.value.bool ?? false)
             result.append(
                 ModelDecl.Property(
-                    name: memberNames.claim(Naming.lowerCamel(key)), key: key, type: mapped.type,
+                    name: memberNames.claim(Self.memberName(key)), key: key, type: mapped.type,
                     optional: !required.contains(key) || mapped.nullable || readOrWriteOnly,
                     doc: Self.documentation(node), deprecated: node["deprecated"]?.value.bool ?? false))
         }

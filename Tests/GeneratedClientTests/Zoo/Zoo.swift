@@ -242,7 +242,7 @@ extension Zoo {
 
     /// A value in the `simple`, `form`, `label` or `matrix` style, as OpenAPI writes one: arrays joined by
     /// commas, objects as `key,value` pairs, or `key=value` pairs when exploded.
-    static func styledText(_ value: Any, name: String, style: String, explode: Bool) -> String {
+    static func styledText(_ value: Any, explode: Bool) -> String {
         func scalar(_ value: Any) -> String {
             if let number = value as? NSNumber, type(of: number) == type(of: NSNumber(value: true)) {
                 return number.boolValue ? "true" : "false"
