@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import SwiftyServiceGeneratorCore
@@ -249,5 +250,40 @@ import Testing
     @Test func deepNestingIsRefusedRatherThanRecursedInto() {
         let text = String(repeating: "[", count: 5000) + String(repeating: "]", count: 5000)
         #expect(failure(text)?.message.contains("nest deeper") == true)
+    }
+}
+
+/// Broken text of every kind fails with a position inside the text, never a crash or a hang.
+@Suite struct YAMLRobustnessTests {
+    @Test func mutatedDescriptionsFailWithAPositionOrReadNeverCrash() throws {
+        let original = try [UInt8](
+            Data(contentsOf: GeneratorTests.resources.appendingPathComponent("Fixtures/zoo/openapi.yaml")))
+        let json = try [UInt8](
+            Data(contentsOf: GeneratorTests.resources.appendingPathComponent("Descriptions/oai/petstore-expanded.json")))
+        var generator = SystemRandomNumberGenerator()
+        let alphabet = Array(":-?[]{},#&*!|>'\"%@` \t\n\r\\/.0123456789abc~".utf8) + [0x00, 0xC3, 0xFF]
+        for source in [original, json] {
+            for _ in 0..<1500 {
+                var bytes = source
+                for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                    let at = Int.random(in: 0..<bytes.count, using: &generator)
+                    switch Int.random(in: 0..<4, using: &generator) {
+                    case 0: bytes[at] = alphabet.randomElement(using: &generator)!
+                    case 1: bytes.insert(alphabet.randomElement(using: &generator)!, at: at)
+                    case 2: bytes.remove(at: at)
+                    default: bytes = Array(bytes[..<at])
+                    }
+                    if bytes.isEmpty { break }
+                }
+                do {
+                    _ = try TextInput.read(bytes)
+                } catch {
+                    let lines = bytes.split(separator: 0x0A, omittingEmptySubsequences: false).count
+                    #expect(error.position.line >= 1 && error.position.line <= lines + 1, "\(error)")
+                    #expect(error.position.column >= 1, "\(error)")
+                    #expect(!error.message.isEmpty)
+                }
+            }
+        }
     }
 }

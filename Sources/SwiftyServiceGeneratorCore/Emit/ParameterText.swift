@@ -109,7 +109,9 @@ enum ParameterText {
             return .spread(optional ? "\(value).map { \(spread("$0")) } ?? [:]" : spread(value))
         }
         if parameter.style == "deepObject" {
-            return entry(parameter.name, apply(value, optional: optional) { "\(namespace).parameterValue(\($0))" })
+            // Whether the value is an object or an array (a union may be either) is known only when it is sent.
+            let spread = { (value: String) in "\(namespace).deepObject(\(value), name: \(SwiftWriter.literal(parameter.name)))" }
+            return .spread(optional ? "\(value).map { \(spread("$0")) } ?? [:]" : spread(value))
         }
         return entry(
             parameter.name,

@@ -368,6 +368,12 @@ struct SupportEmitter {
                 return parameters as? [String: Any] ?? [name: parameters]
             }
 
+            /// A `deepObject` parameter: an object's members as `name[member]`, an array's elements as `name[]`.
+            static func deepObject(_ value: some Encodable, name: String) -> [String: Any] {
+                let parameters = parameterValue(value)
+                return parameters is [Any] ? [name + "[]": parameters] : [name: parameters]
+            }
+
             /// A value in the `simple`, `form`, `label` or `matrix` style, as OpenAPI writes one: arrays joined by
             /// commas, objects as `key,value` pairs, or `key=value` pairs when exploded.
             static func styledText(_ value: Any, explode: Bool) -> String {

@@ -75,9 +75,8 @@ public enum AnimalsService: SwiftyServiceProtocol {
                 "tags": tags as Any,
                 "ids": ids?.map { String($0) }.joined(separator: ",") as Any,
                 "names": names.map { $0.joined(separator: "|") } as Any,
-                "filter": filter.map { Zoo.parameterValue($0) } as Any,
                 "since": since.map { Zoo.dateTimeText($0) } as Any,
-            ]
+            ].merging(filter.map { Zoo.deepObject($0, name: "filter") } ?? [:]) { current, _ in current }
         default: nil
         }
     }
