@@ -77,7 +77,7 @@ let package = Package(
             name: "GeneratedClientTests",
             dependencies: ["SwiftyService", "SwiftyServiceTesting"]
         ),
-        // openapi.yaml there is the README's generator example: the plugin generates the client its samples use.
+        // openapi.yaml there is the generator article's example: the plugin generates the client its samples use.
         .testTarget(
             name: "DocSampleTests",
             dependencies: ["SwiftyService", "SwiftyServiceTesting", "SwiftyServiceCurl", "LegacyNetworking"],

@@ -40,7 +40,22 @@ struct Outcome {
         }
         let meetsText = meets.map { $0 ? "true" : "false" } ?? "null"
         return
-            #"{"scenario": "\#(scenario)", "ours": \#(number(ours)), "baseline": \#(number(baseline)), "unit": "\#(unit.rawValue)", "ratio": \#(number(ratio)), "goal": \#(number(goal)), "meets": \#(meetsText)}"#
+            #"{"scenario": "\#(scenario)", "ours": \#(number(ours)), "baseline": \#(number(baseline)), "unit": "\#(unit.rawValue)", "ratio": \#(number(ratio)), "goal": \#(number(goal)), "meets": \#(meetsText), "note": \#(jsonString(note))}"#
+    }
+
+    /// `text` as a JSON string: Benchmarks/write-results puts the notes in RESULTS.md.
+    private func jsonString(_ text: String) -> String {
+        var escaped = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": escaped += "\\\""
+            case "\\": escaped += "\\\\"
+            case "\n": escaped += "\\n"
+            case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
+            default: escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped + "\""
     }
 
     var tableRow: String {

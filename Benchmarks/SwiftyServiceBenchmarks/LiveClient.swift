@@ -28,6 +28,9 @@ enum LiveClient: String, CaseIterable, Sendable {
     /// libcurl from Swift by hand: one easy handle reused (1 in flight), or a multi handle with one reused easy
     /// handle per request in flight, on one thread.
     case rawLibcurl = "raw-libcurl"
+    /// libcurl's multi interface on a thread of its own, awaited by plain tasks through a continuation: the
+    /// floor for any async client (RawLibcurlAsync.swift).
+    case rawLibcurlAsync = "raw-libcurl-async"
 }
 
 /// One client's run: requests per second and CPU per request over the window, and the TCP connections the
@@ -71,6 +74,24 @@ func runLiveClient(
             let cpuStart = processCPUTime()
             let start = now()
             let count = raw.run(for: seconds)
+            return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
+        }
+    case .rawLibcurlAsync:
+        let raw = try RawLibcurlAsync(url: url, inFlight: inFlight)
+        run = { seconds in
+            let cpuStart = processCPUTime()
+            let start = now()
+            let deadline = start + UInt64(seconds * 1e9)
+            let count = await withTaskGroup(of: Int.self) { group in
+                for index in 0..<inFlight {
+                    group.addTask {
+                        var answered = 0
+                        while now() < deadline { if await raw.perform(index) { answered += 1 } }
+                        return answered
+                    }
+                }
+                return await group.reduce(0, +)
+            }
             return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
         }
     case .rawURLSession:

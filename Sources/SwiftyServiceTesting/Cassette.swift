@@ -8,7 +8,7 @@ import FoundationNetworking
 /// Recorded HTTP exchanges, stored as readable JSON with a stable key order.
 ///
 /// Bodies that are UTF-8 text are stored as text, anything else as base64. Secret headers and query
-/// values are stored redacted (see ``Redaction``), so a cassette can be committed.
+/// values are stored redacted (see ``/SwiftyService/Redaction``), so a cassette can be committed.
 public struct Cassette: Codable, Sendable, Equatable {
     /// The format version, for readers of older cassettes.
     public var version = 1

@@ -12,7 +12,7 @@ import FoundationNetworking
 /// ServiceRealm.get("users").use(recorder)
 /// ```
 /// The file is rewritten atomically after each exchange, so it is always a whole cassette. Secret
-/// headers and query values (``Redaction/default``, the realm's declared secrets and `redaction`) are
+/// headers and query values (``/SwiftyService/Redaction/default``, the realm's declared secrets and `redaction`) are
 /// stored redacted. Cancelled requests are not recorded.
 public final class RecordingBackend: NetworkBackend, @unchecked Sendable {
     /// The cassette file.

@@ -11,11 +11,19 @@ import FoundationNetworking
 #endif
 
 enum BackendsSamples {
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 31)
-    struct LegacyClientBackend: NetworkBackend {
+    /// Sources/SwiftyService/SwiftyService.docc/Backends.md, swift block 1.
+    static func sample1() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 19)
+        ServiceRealm.get("inventory").use(URLSessionBackend.shared)   // URLSession on Linux too
+        ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
+        #sourceLocation()
+    }
+
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 108)
+    public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
-        func send(_ request: BackendRequest,
-                  completion: @escaping @Sendable (Result<Response, any Error>) -> Void) -> BackendTask {
+        public func send(_ request: BackendRequest,
+                         completion: @escaping @Sendable (Result<Response, any Error>) -> Void) -> BackendTask {
             let task = client.dataTask(with: request.urlRequest) { _, head, data, error in
                 if let error { completion(.failure(error)) }
                 else if let head { completion(.success(Response(request: request.urlRequest, response: head, data: data))) }
@@ -23,6 +31,16 @@ enum BackendsSamples {
             }
             task.resume()                                  // the library's tasks wait for resume()
             return BackendTask { task.cancel() }
+        }
+    }
+    #sourceLocation()
+
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 132)
+    public struct ModernClientBackend: AsyncNetworkBackend {
+        let client: ModernHTTPClient
+        public func send(_ request: BackendRequest) async throws -> Response {
+            let (data, head) = try await client.perform(request.urlRequest)
+            return Response(request: request.urlRequest, response: head, data: data)
         }
     }
     #sourceLocation()

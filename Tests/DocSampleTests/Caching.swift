@@ -13,10 +13,12 @@ import FoundationNetworking
 enum CachingSamples {
     /// Sources/SwiftyService/SwiftyService.docc/Caching.md, swift block 1.
     static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Caching.md", line: 11)
-        let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL, diskLimit: 100 << 20)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Caching.md", line: 12)
+        let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
         ServiceRealm.get("users").useCache(cache)
             .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
+        let response = try await UserService.info(uid: 42).request()
+        _ = response.source   // .network, .cache, or .revalidated (a 304 confirmed the stored body)
         #sourceLocation()
     }
 }

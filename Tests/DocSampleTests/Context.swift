@@ -6,10 +6,8 @@ import SwiftyService
 
 /// The articles that send `UserService` requests without declaring it use Getting started's.
 typealias UserService = GettingStartedSamples.UserService
-/// Transfers.md uses the README's photo endpoints.
-typealias PhotoService = ReadmeSamples.PhotoService
 
-/// The README's one-off override sends `PostService.post(id:)` and decodes a `Post`.
+/// The one-off override of "Endpoints and parameters" sends `PostService.post(id:)` and decodes a `Post`.
 enum PostService: SwiftyServiceProtocol {
     case post(id: Int)
 

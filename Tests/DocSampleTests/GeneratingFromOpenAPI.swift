@@ -11,12 +11,17 @@ import FoundationNetworking
 #endif
 
 enum GeneratingFromOpenAPISamples {
-    /// Sources/SwiftyService/SwiftyService.docc/GeneratingFromOpenAPI.md, swift block 1.
-    static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GeneratingFromOpenAPI.md", line: 37)
-        Petstore.configure(credentials: Petstore.Credentials(apiKey: { "secret" }))
-        let pets = try await PetsService.Typed.listPets(limit: 10).request()      // [Pet]
-        let raw = try await PetsService.listPets(limit: 10).request()             // Response
+    /// Sources/SwiftyService/SwiftyService.docc/GeneratingFromOpenAPI.md, swift block 2.
+    static func sample2() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GeneratingFromOpenAPI.md", line: 126)
+        Petstore.configure(credentials: Petstore.Credentials(apiKey: { "secret" }))  // base URL from `servers`
+        let pets = try await PetsService.Typed.listPets(limit: 10).request()           // [Pet], X-API-Key sent
+        let raw = try await PetsService.listPets(limit: 10).request()                  // the Response itself
+        do {
+            _ = try await PetsService.Typed.showPetById(petId: "7").request()          // Pet
+        } catch let error as ServiceError {
+            print(error.errorBody(as: ErrorModel.self)?.message ?? "\(error)")
+        }
         #sourceLocation()
         _ = pets
         _ = raw

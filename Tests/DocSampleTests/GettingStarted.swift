@@ -11,7 +11,7 @@ import FoundationNetworking
 #endif
 
 enum GettingStartedSamples {
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 33)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 46)
     enum UserService: SwiftyServiceProtocol {
         case info(uid: Int64)
         case follow(uid: Int64)
@@ -38,14 +38,14 @@ enum GettingStartedSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 90)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 103)
     struct Page: Encodable, Sendable {
         var number = 1
         var tags: [String] = []
     }
     #sourceLocation()
 
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 95)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 108)
     enum Feed: SwiftyServiceProtocol {
         case latest(Page)
         var path: String { "feed" }
@@ -60,7 +60,7 @@ enum GettingStartedSamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/GettingStarted.md, swift block 6.
     static func sample6() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 110)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 123)
         let user = try await UserService.user(uid: 42).request()               // User
         print(user.name)
         UserService.user(uid: 42).request { result in                          // Result<User, ServiceError>, exactly once
@@ -74,7 +74,7 @@ enum GettingStartedSamples {
     }
 }
 
-#sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 70)
+#sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/GettingStarted.md", line: 83)
 extension GettingStartedSamples.UserService {
     static func user(uid: Int64) -> TypedEndpoint<User> { info(uid: uid).returning(User.self) }
     static func followed(uid: Int64) -> TypedEndpoint<NoContent> { follow(uid: uid).returning(NoContent.self) }

@@ -11,13 +11,70 @@ import FoundationNetworking
 #endif
 
 enum MiddlewareChainSamples {
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md", line: 13)
+    struct UserAgent: Middleware {
+        func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
+            var request = request
+            request.setValue("MyApp/1.0", forHTTPHeaderField: "User-Agent")
+            return try await next(request)
+        }
+    }
+    #sourceLocation()
+
     /// Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md, swift block 1.
     static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md", line: 12)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md", line: 20)
+        ServiceRealm.get("users").addMiddleware(UserAgent())
+        #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md, swift block 2.
+    static func sample2() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md", line: 34)
         ServiceRealm.get("users")
             .addMiddleware(LoggingMiddleware(to: { print($0) }))
             .addMiddleware(.retry())
             .addMiddleware(TokenAuthentication { try await authClient.refresh() })
+        #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md, swift block 3.
+    static func sample3() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md", line: 44)
+        ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
+        ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
+        #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md, swift block 4.
+    static func sample4() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md", line: 59)
+        let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
+        ServiceRealm.get("users").addMiddleware(auth)
+        #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md, swift block 5.
+    static func sample5() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md", line: 72)
+        ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
+        // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
+        // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
+        #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md, swift block 6.
+    static func sample6() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/MiddlewareChain.md", line: 97)
+        ServiceRealm.get("users")
+            .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
+            .decodeErrorBodies(.json(APIError.self))
+        do {
+            let user = try await UserService.info(uid: 42).request(as: User.self)
+            print(user)
+        } catch let error as ServiceError {
+            _ = error.errorBody(as: APIError.self)?.message         // decoded from the non-2xx body; error.response keeps the bytes
+        }
         #sourceLocation()
     }
 }

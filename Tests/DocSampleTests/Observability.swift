@@ -13,35 +13,56 @@ import FoundationNetworking
 enum ObservabilitySamples {
     /// Sources/SwiftyService/SwiftyService.docc/Observability.md, swift block 1.
     static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 21)
-        ServiceRealm.get("users").collectMetrics()
-
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 23)
+        let realm = ServiceRealm.get("users").collectMetrics()
         let response = try await UserService.info(uid: 42).request()
-        for attempt in response.metrics {
-            print(attempt.attempt, attempt)   // 1 dns 1 ms · connect 0.3 ms · ttfb 80 ms · total 92 ms
+        if let last = response.metrics.last {
+            print(last)                       // dns 1 ms · connect 0.3 ms · tls 25 ms · ttfb 80 ms · total 92 ms
+            print(last.reusedConnection ?? false, last.remoteAddress ?? "?", last.httpVersion ?? "?")
         }
+        _ = realm
         #sourceLocation()
     }
 
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 76)
+    struct SlowCallReport: RequestObserver {
+        func observe(_ event: RequestEvent) {
+            switch event.kind {
+            case let .completed(response) where (response.metrics.last?.total ?? 0) > 1:
+                print("slow:", event.requestID, response.request.url?.path ?? "", response.metrics)
+            case let .failed(error, metrics):
+                print("failed:", event.requestID, error.kind, metrics.count, "attempts measured")
+            case let .retryScheduled(attempt, delay, reason):
+                print("retry after attempt \(attempt) in \(delay) s: \(reason)")
+            default:
+                break
+            }
+        }
+    }
+    #sourceLocation()
+
     /// Sources/SwiftyService/SwiftyService.docc/Observability.md, swift block 2.
     static func sample2() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 55)
-        ServiceRealm.get("users").addObserver(EventHandler { event in
-            if case let .failed(error, metrics) = event.kind {
-                print(event.requestID, error.kind, metrics.map(\.attempt))
-            }
-        })
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 91)
+        ServiceRealm.get("users")
+            .addObserver(SlowCallReport())
+            .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
         #sourceLocation()
     }
 
     /// Sources/SwiftyService/SwiftyService.docc/Observability.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 69)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 121)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in
-                print(span.trace.traceID, span.spanID, span.attempt, span.statusCode ?? 0)
+                print(span.trace.traceID, span.spanID, span.attempt, span.end.timeIntervalSince(span.start))
             })
+
+        let incoming = TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+        try await TraceContext.$current.withValue(incoming) {
+            _ = try await UserService.info(uid: 42).request()   // traceparent: 00-4bf92f…-<its own span>-01
+        }
         #sourceLocation()
     }
 }

@@ -6,8 +6,6 @@ import Foundation
 import SwiftyService
 import LegacyNetworking
 import SwiftyService
-import SwiftyServiceCurl
-import SwiftyServiceTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -15,7 +13,7 @@ import FoundationNetworking
 #endif
 
 enum ReadmeSamples {
-    #sourceLocation(file: "README.md", line: 70)
+    #sourceLocation(file: "README.md", line: 88)
     /// What httpbin's /get answers: the query it received and the URL it was called at.
     struct Echo: Decodable, Sendable {
         let args: [String: String]
@@ -23,7 +21,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 76)
+    #sourceLocation(file: "README.md", line: 94)
     /// httpbin's endpoints: one enum per module, one case per endpoint.
     enum HTTPBin: SwiftyServiceProtocol {
         case get(name: String)
@@ -51,7 +49,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "README.md", line: 100)
+        #sourceLocation(file: "README.md", line: 118)
         // The realm holds what every request of the module shares: base URL, headers, timeout, backend.
         let server = ProcessInfo.processInfo.environment["HTTPBIN_URL"] ?? "https://httpbin.org"
         ServiceRealm.get("httpbin").setBaseURL(URL(string: server)!).setTimeout(10)
@@ -77,589 +75,87 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    /// README.md, swift block 4.
-    static func sample4() async throws {
-        #sourceLocation(file: "README.md", line: 141)
-        ServiceRealm.get("users")                       // created on first use; same instance for the same key
-            .setBaseURL(URL(string: "https://api.example.com/v1")!)
-            .addHeaders(["Authorization": "Token sagsrbiusd90322sdf4f3gd4",
-                         "Content-Type": "application/json"])
-            .addHeader("Accept-Language", withValue: "en", specificForCRUDMethod: .retrieve)
-            .overrideGlobalCachePolicy(.reloadIgnoringLocalAndRemoteCacheData)
-            .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
-            .overrideCrudMethod(.update, withHTTPMethod: .patch)
-            .use(URLSessionBackend())                   // this module's backend; swap freely, e.g. .use(StubBackend())
-        #sourceLocation()
-    }
-
-    #sourceLocation(file: "README.md", line: 155)
+    #sourceLocation(file: "README.md", line: 159)
     enum UserService: SwiftyServiceProtocol {
         case info(uid: Int64)
         case follow(uid: Int64)
-        case unFollow(uid: Int64)
 
         var realm: ServiceRealm { .get("users") }
         var path: String {
             switch self {
             case .info: "user/info"
             case .follow: "user/follow"
-            case .unFollow: "user/unfollow"
             }
         }
         var method: HTTPMethod {
             switch self {
             case .info: .get
-            default: .post
+            case .follow: .post
             }
         }
         var parameters: [String: Any]? {
             switch self {
             case let .info(uid): ["uid": uid]
-            case let .follow(uid), let .unFollow(uid): ["id": uid]
+            case let .follow(uid): ["id": uid]
             }
         }
+
+        static func user(uid: Int64) -> TypedEndpoint<User> { info(uid: uid).returning(User.self) }
     }
     #sourceLocation()
+
+    /// README.md, swift block 5.
+    static func sample5() async throws {
+        #sourceLocation(file: "README.md", line: 190)
+        ServiceRealm.get("users")
+            .setBaseURL(URL(string: "https://api.example.com/v1")!)
+            .addHeader("Authorization", withValue: "Token sagsrbiusd90322sdf4f3gd4")
+            .setTimeout(10)
+            .addMiddleware(.retry())                                   // idempotent calls, transient failures
+
+        let user = try await UserService.user(uid: 42).request()      // a User, or a ServiceError naming the URL
+        UserService.follow(uid: 42).request { result in print(result) }   // the callback form, run exactly once
+        #sourceLocation()
+        _ = user
+    }
 
     /// README.md, swift block 6.
     static func sample6() async throws {
-        #sourceLocation(file: "README.md", line: 195)
-        let user = try await UserService.user(uid: 42).request()               // User
-        print(user.name)
-        UserService.user(uid: 42).request { result in                          // Result<User, ServiceError>, exactly once
-            if case let .success(user) = result { print(user.name) }
-        }
-        try await UserService.followed(uid: 42).request()                      // 204: nothing to decode
-        let response = try await UserService.info(uid: 42).request()          // the raw Response, always at hand
-        let urlRequest = try UserService.info(uid: 42).urlRequest()           // what would be sent
+        #sourceLocation(file: "README.md", line: 204)
+        ServiceRealm.get("users").use(URLSessionBackend.shared)       // URLSession, on Linux too
+        ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
+        ServiceRealm.get("payments").use(LegacyBackend())             // a company library, wrapped (Examples/LegacyBackend)
         #sourceLocation()
-        _ = response
-        _ = urlRequest
     }
-
-    #sourceLocation(file: "README.md", line: 246)
-    struct SearchFilter: Encodable, Sendable {
-        var text: String
-        var tags: [String] = []
-        var since: Date? = nil                        // nil: left out
-    }
-    #sourceLocation()
-
-    #sourceLocation(file: "README.md", line: 252)
-    enum Search: SwiftyServiceProtocol {
-        case find(SearchFilter)
-        case report(page: Int, SearchFilter)
-
-        var path: String { "search" }
-        var method: HTTPMethod {
-            switch self {
-            case .find: .get
-            case .report: .post
-            }
-        }
-        var parameters: [String: Any]? {
-            switch self {
-            case let .find(filter): .encoding(filter)             // ?tags%5B%5D=a&text=swift
-            case let .report(page, _): ["page": page]              // to the query, next to the form body
-            }
-        }
-        var body: RequestBody? {
-            guard case let .report(_, filter) = self else { return nil }
-            return .form(filter, encoder: URLEncodedFormEncoder(arrays: .indexed))
-        }
-    }
-    #sourceLocation()
 
     /// README.md, swift block 7.
     static func sample7() async throws {
-        #sourceLocation(file: "README.md", line: 275)
-        let text = try URLEncodedFormEncoder().encode(SearchFilter(text: "swift", tags: ["a"]))   // "tags%5B%5D=a&text=swift"
-        #sourceLocation()
-        _ = text
-    }
-
-    #sourceLocation(file: "README.md", line: 293)
-    enum Profiles: SwiftyServiceProtocol {
-        case posts(user: String)
-        var path: String {
-            switch self {
-            case let .posts(user): "users/\(pathSegment: user)/posts"   // "../admin" stays one segment: users/..%2Fadmin/posts
-            }
-        }
-        var method: HTTPMethod { .get }
-    }
-    #sourceLocation()
-
-    /// README.md, swift block 9.
-    static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 307)
-        let post = try await PostService.post(id: 1)
-            .override { configuration in
-                configuration.setTimeout(2)
-                configuration.addHeader("X-Trace-Id", withValue: "abc")
-            }
-            .request(as: Post.self)
+        #sourceLocation(file: "README.md", line: 212)
+        let posts = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/posts")!)
+        ServiceRealm.get("jsonplaceholder").register(posts)
+        posts.retrieve("1").then { result in print(result.response?.statusCode ?? 0) }
+        let post = try await posts.retrieve("1").value(as: Post.self)
         #sourceLocation()
         _ = post
     }
 
-    #sourceLocation(file: "README.md", line: 328)
-    enum FeedService: SwiftyServiceProtocol {
-        typealias SwiftyServiceCallBackType = @Sendable (Data?, NSError?) -> Void
-        case latest
-        var path: String { "feed" }
-        var method: HTTPMethod { .get }
-
-        static func deliver(_ result: Result<Response, ServiceError>, to callback: SwiftyServiceCallBackType) {
-            switch result {
-            case let .success(response): callback(response.data, nil)
-            case let .failure(error): callback(nil, error as NSError)
-            }
-        }
-    }
-    #sourceLocation()
-
-    /// README.md, swift block 10.
-    static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 341)
-        FeedService.latest.request { data, error in /* the old code, unchanged */ }
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 11.
-    static func sample11() async throws {
-        #sourceLocation(file: "README.md", line: 386)
-        realm.setResourceTimeout(30).setMaxResponseSize(8 << 20)
-        #sourceLocation()
-    }
-
-    #sourceLocation(file: "README.md", line: 402)
-    enum PhotoService: SwiftyServiceProtocol {
-        case upload(photo: URL, caption: String)
-        case original(id: Int, to: URL)
-
-        var realm: ServiceRealm { .get("photos") }
-        var path: String {
-            switch self {
-            case .upload: "photos"
-            case let .original(id, _): "photos/\(id)/original"
-            }
-        }
-        var method: HTTPMethod {
-            switch self {
-            case .upload: .post
-            case .original: .get
-            }
-        }
-        var body: RequestBody? {
-            guard case let .upload(photo, caption) = self else { return nil }
-            var form = MultipartForm()
-            form.addField("caption", value: caption)
-            form.addFile(at: photo, name: "photo", contentType: "image/jpeg")   // streamed, never read whole
-            return .multipart(form)
-        }
-        var download: DownloadDestination? {
-            guard case let .original(_, file) = self else { return nil }
-            return .file(file, replacing: true)
-        }
-    }
-    #sourceLocation()
-
-    /// README.md, swift block 12.
-    static func sample12() async throws {
-        #sourceLocation(file: "README.md", line: 432)
-        let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
-            print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
-        }
-        let saved = try await PhotoService.original(id: 7, to: fileURL).request()
-        _ = saved.fileURL                                          // fileURL; saved.data is empty
-
-        let transfer = PhotoService.original(id: 8, to: otherURL).transfer()
-        for await step in transfer.progress { print(step.fraction ?? 0) }   // ends with the request
-        let response = try await transfer.response
-        #sourceLocation()
-        _ = uploaded
-        _ = response
-    }
-
-    #sourceLocation(file: "README.md", line: 480)
-    enum Assistant: SwiftyServiceProtocol {
-        case complete(prompt: String)
-
-        var realm: ServiceRealm { .get("assistant") }
-        var path: String { "v1/complete" }
-        var method: HTTPMethod { .post }
-        var parameters: [String: Any]? {
-            guard case let .complete(prompt) = self else { return nil }
-            return ["prompt": prompt, "stream": true]
-        }
-        var headers: HTTPHeaderDictionary? { ["Accept": "text/event-stream"] }
-    }
-    #sourceLocation()
-
-    /// README.md, swift block 13.
-    static func sample13() async throws {
-        #sourceLocation(file: "README.md", line: 493)
-        let reply = try await Assistant.complete(prompt: "Write a haiku about Linux").stream()
-        _ = reply.response.statusCode                              // 200: the head, before any token
-        var text = ""
-        for try await event in reply.serverSentEvents {
-            if event.data == "[DONE]" { break }                // leaving the loop stops the transfer at once
-            text += event.data                                 // event.event, event.id, event.retry are there too
-            print(event.data, terminator: "")
-        }
-        #sourceLocation()
-    }
-
-    #sourceLocation(file: "README.md", line: 506)
-    struct Change: Decodable, Sendable {
-        let id: Int
-        let kind: String
-    }
-    #sourceLocation()
-
-    #sourceLocation(file: "README.md", line: 511)
-    enum Feed: SwiftyServiceProtocol {
-        case changes(since: Int)
-
-        var realm: ServiceRealm { .get("feed") }
-        var path: String { "changes" }
-        var method: HTTPMethod { .get }
-        var parameters: [String: Any]? {
-            guard case let .changes(since) = self else { return nil }
-            return ["since": since]
-        }
-    }
-    #sourceLocation()
-
-    /// README.md, swift block 14.
-    static func sample14() async throws {
-        #sourceLocation(file: "README.md", line: 523)
-        var latest = 0
-        for try await change in try await Feed.changes(since: 0).stream().jsonLines(as: Change.self) {
-            latest = max(latest, change.id)                    // a line that does not decode throws .decoding, naming it
-        }
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 15.
-    static func sample15() async throws {
-        #sourceLocation(file: "README.md", line: 534)
-        let handle = Feed.changes(since: 0).stream { chunk in
-            print("\(chunk.count) bytes")
-        } completion: { result in
-            print(result.map(\.statusCode))                   // success(200) once the body is complete
-        }
-        _ = handle                                             // handle.cancel() stops the transfer
-
-        let exports = Service(baseURL: URL(string: "https://api.example.com/v1/exports")!)
-        ServiceRealm.get("exports").register(exports)
-        for try await line in try await exports.stream(query: ["format": "jsonl"]).lines {
-            print(line)
-        }
-        #sourceLocation()
-    }
-
-    #sourceLocation(file: "README.md", line: 589)
-    struct UserAgent: Middleware {
-        func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws -> Response {
-            var request = request
-            request.setValue("MyApp/1.0", forHTTPHeaderField: "User-Agent")
-            return try await next(request)
-        }
-    }
-    #sourceLocation()
-
-    /// README.md, swift block 16.
-    static func sample16() async throws {
-        #sourceLocation(file: "README.md", line: 596)
-        ServiceRealm.get("users").addMiddleware(UserAgent())
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 17.
-    static func sample17() async throws {
-        #sourceLocation(file: "README.md", line: 609)
-        ServiceRealm.get("users").addMiddleware(.retry())                    // the defaults below
-        ServiceRealm.get("users").addMiddleware(.retry(.maxRetries(4)))
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 18.
-    static func sample18() async throws {
-        #sourceLocation(file: "README.md", line: 624)
-        let auth = TokenAuthentication(initial: savedToken) { try await authClient.refresh() }   // → AccessToken
-        ServiceRealm.get("users").addMiddleware(auth)
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 19.
-    static func sample19() async throws {
-        #sourceLocation(file: "README.md", line: 637)
-        ServiceRealm.get("users").addMiddleware(LoggingMiddleware(to: { print($0) }, curl: true))
-        // curl 'https://api.example.com/v1/users?access_token=REDACTED&page=2' -H 'Authorization: <redacted>'
-        // GET https://api.example.com/v1/users?access_token=REDACTED&page=2 → 200 (12 ms, attempt 1)
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 20.
-    static func sample20() async throws {
-        #sourceLocation(file: "README.md", line: 662)
-        ServiceRealm.get("users")
-            .setValidStatusCodes(.successful.union([304]))     // endpoints that do not declare their own
-            .decodeErrorBodies(.json(APIError.self))
-        do {
-            let user = try await UserService.info(uid: 42).request(as: User.self)
-            print(user)
-        } catch let error as ServiceError {
-            _ = error.errorBody(as: APIError.self)?.message         // decoded from the non-2xx body; error.response keeps the bytes
-        }
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 21.
-    static func sample21() async throws {
-        #sourceLocation(file: "README.md", line: 690)
-        ServiceRealm.get("shop").useCookies()                                        // in memory, this realm only
-        let jar = try CookieJar(file: URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("cookies.json"))
-        ServiceRealm.get("accounts").useCookies(jar)                                // persisted; one jar…
-        ServiceRealm.get("billing").useCookies(jar)                                 // …shared on purpose
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 22.
-    static func sample22() async throws {
-        #sourceLocation(file: "README.md", line: 712)
-        let cache = try HTTPCache(memoryLimit: 10 << 20, directory: cachesURL.appendingPathComponent("api"), diskLimit: 100 << 20)
-        ServiceRealm.get("users").useCache(cache)
-            .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
-        let response = try await UserService.info(uid: 42).request()
-        _ = response.source   // .network, .cache, or .revalidated (a 304 confirmed the stored body)
-        #sourceLocation()
-    }
-
-    #sourceLocation(file: "README.md", line: 838)
-    public struct SimpleLegacyBackend: NetworkBackend {
-        let client: LegacyHTTPClient
-        public func send(_ request: BackendRequest,
-                         completion: @escaping @Sendable (Result<Response, any Error>) -> Void) -> BackendTask {
-            let task = client.dataTask(with: request.urlRequest) { _, head, data, error in
-                if let error { completion(.failure(error)) }
-                else if let head { completion(.success(Response(request: request.urlRequest, response: head, data: data))) }
-                else { completion(.failure(URLError(.badServerResponse))) }
-            }
-            task.resume()                                  // the library's tasks wait for resume()
-            return BackendTask { task.cancel() }
-        }
-    }
-    #sourceLocation()
-
-    #sourceLocation(file: "README.md", line: 862)
-    public struct ModernClientBackend: AsyncNetworkBackend {
-        let client: ModernHTTPClient
-        public func send(_ request: BackendRequest) async throws -> Response {
-            let (data, head) = try await client.perform(request.urlRequest)
-            return Response(request: request.urlRequest, response: head, data: data)
-        }
-    }
-    #sourceLocation()
-
-    /// README.md, swift block 25.
-    static func sample25() async throws {
-        #sourceLocation(file: "README.md", line: 882)
-        ServiceRealm.get("inventory").use(URLSessionBackend.shared)   // URLSession on Linux too
-        ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 26.
-    static func sample26() async throws {
-        #sourceLocation(file: "README.md", line: 907)
-        let userService = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/users")!)
-        ServiceRealm.get("jsonplaceholder").register(userService)
-        // or: ServiceRealm.register(userService, forRealmAtKey: "jsonplaceholder")
-        // or: userService.registerForRealm(ServiceRealm.get("jsonplaceholder"))
-
-        userService.retrieve("1").then { result in   // each is nil where there is none
-            _ = result.request  // URLRequest?
-            _ = result.response // HTTPURLResponse?
-            _ = result.data     // Data?
-            _ = result.error    // ServiceError?
-        }
-        let one = try await userService.retrieve("1").value               // Response, or throws ServiceError
-        let user = try await userService.retrieve("1").value(as: User.self)   // with the realm's decoder
-        userService.retrieve("1").then(as: User.self) { result in           // Result<User, ServiceError>
-            if case let .success(user) = result { print(user.name) }
-        }
-
-        let created = try await userService
-            .override { configuration in
-                configuration.addHeader("Content-Type", withValue: "application/json")
-            }
-            .create(user)                 // this request only
-            .value
-        let again = try await userService.retrieve("1").value   // does not inherit the override
-        #sourceLocation()
-        _ = one
-        _ = created
-        _ = again
-    }
-
-    /// README.md, swift block 28.
-    static func sample28() async throws {
-        #sourceLocation(file: "README.md", line: 1063)
-        Petstore.configure(credentials: Petstore.Credentials(apiKey: { "secret" }))  // base URL from `servers`
-        let pets = try await PetsService.Typed.listPets(limit: 10).request()           // [Pet], X-API-Key sent
-        do {
-            _ = try await PetsService.Typed.showPetById(petId: "7").request()          // Pet
-        } catch let error as ServiceError {
-            print(error.errorBody(as: ErrorModel.self)?.message ?? "\(error)")
-        }
+    /// README.md, swift block 8.
+    static func sample8() async throws {
+        #sourceLocation(file: "README.md", line: 224)
+        Petstore.configure(credentials: Petstore.Credentials(apiKey: { "secret" }))   // base URL from `servers`
+        let pets = try await PetsService.Typed.listPets(limit: 10).request()            // [Pet]
         #sourceLocation()
         _ = pets
     }
 
-    /// README.md, swift block 29.
-    static func sample29() async throws {
-        #sourceLocation(file: "README.md", line: 1091)
-        let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
-            .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
-            .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
-            .on(.crud(.destroy), answer: .status(404))
-            .on(.any, answer: StubBackend.Answer.json("{}").delayed(0.5))
-        ServiceRealm.get("users").use(stub)
-
-        // … exercise the code under test …
-        #expect(stub.received.count == 3)                             // method, URL, headers, body of each
-        #expect(stub.received(matching: .path("/v1/user/info")).first?.urlRequest.httpMethod == "GET")
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 30.
-    static func sample30() async throws {
-        #sourceLocation(file: "README.md", line: 1106)
-        let users = StubBackend(unmatched: .fail)
+    /// README.md, swift block 9.
+    static func sample9() async throws {
+        #sourceLocation(file: "README.md", line: 231)
+        let stub = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
-        ServiceRealm.get("users").use(users)
+        ServiceRealm.get("users").use(stub)
         #expect(try await UserService.user(uid: 42).request().name == "Ann")
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 31.
-    static func sample31() async throws {
-        #sourceLocation(file: "README.md", line: 1126)
-        // Once, against the real server:
-        ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
-        // From then on, offline:
-        ServiceRealm.get("users").use(try ReplayBackend(cassette: cassetteURL))
-        // Or both: replay what is recorded, send and record what is not:
-        ServiceRealm.get("users").use(try ReplayBackend(cassette: cassetteURL, mode: .recordWhenMissing(URLSessionBackend())))
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 32.
-    static func sample32() async throws {
-        #sourceLocation(file: "README.md", line: 1207)
-        let companyCA = try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem"))
-        ServiceRealm.get("inventory")
-            .setBaseURL(URL(string: "https://inventory.internal.example")!)
-            .use(try CurlBackend())
-            .setTLSPolicy(TLSPolicy(trustedRoots: companyCA))   // trustsSystemRoots: false trusts the CA only
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 33.
-    static func sample33() async throws {
-        #sourceLocation(file: "README.md", line: 1219)
-        ServiceRealm.get("payments")
-            .use(try CurlBackend())
-            .setTLSPolicy(TLSPolicy(pinnedPublicKeys: [
-                try PublicKeyPin(sha256: "k2eEB8lkvNhJMVAAqWYZ+TWTwzECLG37C7+OVMZJRGY="),  // the key the server has now
-                try PublicKeyPin(sha256: "GIiAyLdmPl5GZS9891SFUXYFPYy29+jBNXO/Fd6G6VI="),  // the next one
-            ]))
-
-        do {
-            _ = try await UserService.info(uid: 42).request()
-        } catch let error as ServiceError where error.tlsFailure == .publicKeyPinMismatch {
-            // The server's key is none of the pins: the handshake was stopped before any request byte was sent.
-        }
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 34.
-    static func sample34() async throws {
-        #sourceLocation(file: "README.md", line: 1249)
-        let identity = try ClientIdentity.pem(
-            certificateFile: URL(fileURLWithPath: "/run/secrets/client.pem"),
-            privateKeyFile: URL(fileURLWithPath: "/run/secrets/client.key"))
-        // or PKCS#12: try ClientIdentity.pkcs12(contentsOf: URL(fileURLWithPath: "/run/secrets/client.p12"), passphrase: secret)
-        ServiceRealm.get("ledger")
-            .use(try CurlBackend())
-            .setTLSPolicy(TLSPolicy(
-                trustedRoots: try TLSCertificate.certificates(contentsOf: URL(fileURLWithPath: "/etc/company/ca.pem")),
-                clientIdentity: identity, minimumVersion: .tls1_3))
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 35.
-    static func sample35() async throws {
-        #sourceLocation(file: "README.md", line: 1297)
-        let realm = ServiceRealm.get("users").collectMetrics()
-        let response = try await UserService.info(uid: 42).request()
-        if let last = response.metrics.last {
-            print(last)                       // dns 1 ms · connect 0.3 ms · tls 25 ms · ttfb 80 ms · total 92 ms
-            print(last.reusedConnection ?? false, last.remoteAddress ?? "?", last.httpVersion ?? "?")
-        }
-        _ = realm
-        #sourceLocation()
-    }
-
-    #sourceLocation(file: "README.md", line: 1338)
-    struct SlowCallReport: RequestObserver {
-        func observe(_ event: RequestEvent) {
-            switch event.kind {
-            case let .completed(response) where (response.metrics.last?.total ?? 0) > 1:
-                print("slow:", event.requestID, response.request.url?.path ?? "", response.metrics)
-            case let .failed(error, metrics):
-                print("failed:", event.requestID, error.kind, metrics.count, "attempts measured")
-            case let .retryScheduled(attempt, delay, reason):
-                print("retry after attempt \(attempt) in \(delay) s: \(reason)")
-            default:
-                break
-            }
-        }
-    }
-    #sourceLocation()
-
-    /// README.md, swift block 36.
-    static func sample36() async throws {
-        #sourceLocation(file: "README.md", line: 1353)
-        ServiceRealm.get("users")
-            .addObserver(SlowCallReport())
-            .addObserver(EventHandler { event in metricsExporter.record(event) })   // a closure does too
-        #sourceLocation()
-    }
-
-    /// README.md, swift block 37.
-    static func sample37() async throws {
-        #sourceLocation(file: "README.md", line: 1371)
-        ServiceRealm.get("users")
-            .addMiddleware(.retry())
-            .addMiddleware(TraceContextMiddleware { span in
-                print(span.trace.traceID, span.spanID, span.attempt, span.end.timeIntervalSince(span.start))
-            })
-
-        let incoming = TraceContext(traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
-        try await TraceContext.$current.withValue(incoming) {
-            _ = try await UserService.info(uid: 42).request()   // traceparent: 00-4bf92f…-<its own span>-01
-        }
+        #expect(stub.received.first?.urlRequest.url?.query == "uid=42")
         #sourceLocation()
     }
 }
-
-#sourceLocation(file: "README.md", line: 190)
-extension ReadmeSamples.UserService {
-    static func user(uid: Int64) -> TypedEndpoint<User> { info(uid: uid).returning(User.self) }
-    static func followed(uid: Int64) -> TypedEndpoint<NoContent> { follow(uid: uid).returning(NoContent.self) }
-}
-#sourceLocation()

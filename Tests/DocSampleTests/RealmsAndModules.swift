@@ -13,21 +13,22 @@ import FoundationNetworking
 enum RealmsAndModulesSamples {
     /// Sources/SwiftyService/SwiftyService.docc/RealmsAndModules.md, swift block 1.
     static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/RealmsAndModules.md", line: 11)
-        ServiceRealm.get("users")
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/RealmsAndModules.md", line: 14)
+        ServiceRealm.get("users")                       // created on first use; same instance for the same key
             .setBaseURL(URL(string: "https://api.example.com/v1")!)
-            .addHeaders(["Authorization": "Token …"])
+            .addHeaders(["Authorization": "Token sagsrbiusd90322sdf4f3gd4",
+                         "Content-Type": "application/json"])
             .addHeader("Accept-Language", withValue: "en", specificForCRUDMethod: .retrieve)
             .overrideGlobalCachePolicy(.reloadIgnoringLocalAndRemoteCacheData)
+            .overrideCachePolicy(.returnCacheDataElseLoad, forCrudMethod: .retrieve)
             .overrideCrudMethod(.update, withHTTPMethod: .patch)
-            .setTimeout(10)
-            .use(URLSessionBackend())
+            .use(URLSessionBackend())                   // this module's backend; swap freely, e.g. .use(StubBackend())
         #sourceLocation()
     }
 
     /// Sources/SwiftyService/SwiftyService.docc/RealmsAndModules.md, swift block 2.
     static func sample2() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/RealmsAndModules.md", line: 32)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/RealmsAndModules.md", line: 38)
         let response = try await UserService.info(uid: 42)
             .override { configuration in
                 configuration.setTimeout(2)

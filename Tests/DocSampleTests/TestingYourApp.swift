@@ -4,6 +4,7 @@
 import Foundation
 import LegacyNetworking
 import SwiftyService
+import SwiftyServiceTesting
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -13,13 +14,39 @@ import FoundationNetworking
 enum TestingYourAppSamples {
     /// Sources/SwiftyService/SwiftyService.docc/TestingYourApp.md, swift block 1.
     static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/TestingYourApp.md", line: 8)
-        let stub = StubBackend(unmatched: .fail)
-            .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/TestingYourApp.md", line: 23)
+        let stub = StubBackend(unmatched: .fail)                      // or .sampleData (the default)
+            .on(.endpoint(UserService.info(uid: 42)), answer: .status(503), .json(#"{"id": 42}"#))   // first 503, then 200
             .on(.path("/v1/user/follow", method: .post), answer: .connectionRefused)
+            .on(.crud(.destroy), answer: .status(404))
+            .on(.any, answer: StubBackend.Answer.json("{}").delayed(0.5))
         ServiceRealm.get("users").use(stub)
+
         // … exercise the code under test …
-        _ = stub.received.count
+        #expect(stub.received.count == 3)                             // method, URL, headers, body of each
+        #expect(stub.received(matching: .path("/v1/user/info")).first?.urlRequest.httpMethod == "GET")
+        #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/TestingYourApp.md, swift block 2.
+    static func sample2() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/TestingYourApp.md", line: 38)
+        let users = StubBackend(unmatched: .fail)
+            .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
+        ServiceRealm.get("users").use(users)
+        #expect(try await UserService.user(uid: 42).request().name == "Ann")
+        #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/TestingYourApp.md, swift block 3.
+    static func sample3() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/TestingYourApp.md", line: 58)
+        // Once, against the real server:
+        ServiceRealm.get("users").use(try RecordingBackend(recording: URLSessionBackend(), to: cassetteURL))
+        // From then on, offline:
+        ServiceRealm.get("users").use(try ReplayBackend(cassette: cassetteURL))
+        // Or both: replay what is recorded, send and record what is not:
+        ServiceRealm.get("users").use(try ReplayBackend(cassette: cassetteURL, mode: .recordWhenMissing(URLSessionBackend())))
         #sourceLocation()
     }
 }

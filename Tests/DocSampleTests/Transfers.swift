@@ -11,13 +11,52 @@ import FoundationNetworking
 #endif
 
 enum TransfersSamples {
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 11)
+    enum PhotoService: SwiftyServiceProtocol {
+        case upload(photo: URL, caption: String)
+        case original(id: Int, to: URL)
+
+        var realm: ServiceRealm { .get("photos") }
+        var path: String {
+            switch self {
+            case .upload: "photos"
+            case let .original(id, _): "photos/\(id)/original"
+            }
+        }
+        var method: HTTPMethod {
+            switch self {
+            case .upload: .post
+            case .original: .get
+            }
+        }
+        var body: RequestBody? {
+            guard case let .upload(photo, caption) = self else { return nil }
+            var form = MultipartForm()
+            form.addField("caption", value: caption)
+            form.addFile(at: photo, name: "photo", contentType: "image/jpeg")   // streamed, never read whole
+            return .multipart(form)
+        }
+        var download: DownloadDestination? {
+            guard case let .original(_, file) = self else { return nil }
+            return .file(file, replacing: true)
+        }
+    }
+    #sourceLocation()
+
     /// Sources/SwiftyService/SwiftyService.docc/Transfers.md, swift block 1.
     static func sample1() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 13)
-        let transfer = PhotoService.original(id: 8, to: fileURL).transfer()
-        for await step in transfer.progress { print(step) }
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 41)
+        let uploaded = try await PhotoService.upload(photo: photoURL, caption: "Beach").transfer { progress in
+            print(progress)                                    // upload 1048576/4194304 (25%) … upload 4194304/4194304 (100%)
+        }
+        let saved = try await PhotoService.original(id: 7, to: fileURL).request()
+        _ = saved.fileURL                                          // fileURL; saved.data is empty
+
+        let transfer = PhotoService.original(id: 8, to: otherURL).transfer()
+        for await step in transfer.progress { print(step.fraction ?? 0) }   // ends with the request
         let response = try await transfer.response
         #sourceLocation()
+        _ = uploaded
         _ = response
     }
 }

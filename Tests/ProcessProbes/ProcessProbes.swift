@@ -90,3 +90,18 @@ public func closedPort() throws -> Int {
     guard bound else { throw NoFreePort(description: "no free loopback port: bind() failed") }
     return Int(UInt16(bigEndian: address.sin_port))
 }
+
+/// VmHWM in KB, from /proc/self/status: the most resident memory since the process started, or since
+/// ``resetPeakResident()``; -1 where it cannot be read.
+public func peakResidentKilobytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? -1
+    }
+    return -1
+}
+
+/// Starts ``peakResidentKilobytes()`` over from the resident memory now (Linux: `5` to /proc/self/clear_refs).
+public func resetPeakResident() {
+    try? Data("5".utf8).write(to: URL(fileURLWithPath: "/proc/self/clear_refs"))
+}

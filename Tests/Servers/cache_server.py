@@ -3,7 +3,8 @@
 Run: python3 cache_server.py PORT   (prints "ready" once it listens)
 
   /script/<id>?h=Name:%20value&...   (h[] works too) answers with those headers. In a value, @now is the
-        current time as an IMF-fixdate, @now+N / @now-N that many seconds from it. Other parameters:
+        current time as an IMF-fixdate, @now+N / @now-N that many seconds from it, and @self the path and
+        query the request was sent to. Other parameters:
         status=N      the status of a full answer (default 200)
         body=TEXT     the body (default "<id> #<n>", n counting this id's requests from 1)
         h304=...      headers of a 304 (default: the ETag, Cache-Control, Expires and Date of h); a 304
@@ -11,8 +12,14 @@ Run: python3 cache_server.py PORT   (prints "ready" once it listens)
                       its Last-Modified; never when notmodified=0
         then=STATUS   from the second request of this id on, answer STATUS (a 5xx) with no cache headers;
                       then=close closes the connection without an answer instead
+        first=STATUS  the first request of this id answers STATUS with no cache headers (a 503 to retry)
         delay=S       from the second request of this id on, wait S seconds before answering
+        chunks=N      the body in N pieces, chunked (no Content-Length), a flush after each
+        pace=S        with chunks, S seconds between pieces
+        cut=1         with chunks, the connection closes after half the pieces, the body unfinished
   /unknown-encoding  200, `Content-Encoding: x-unknown`, a body that is not encoded at all
+  /unknown-transfer-coding  200, `Transfer-Encoding: x-unknown`, a body not encoded at all that runs to the
+                      end of the connection
   /redirect-with-body  302 to /script/target with a body of its own, "the 302's own body"
   /count/<id>         {"count": n}: how many requests /script/<id> has had
 
@@ -30,10 +37,10 @@ counts = {}
 lock = threading.Lock()
 
 
-def expand(value):
-    """@now, @now+N and @now-N in a header value, as IMF-fixdates."""
+def expand(value, path=""):
+    """@now, @now+N and @now-N in a header value, as IMF-fixdates; @self as `path`."""
     out = []
-    rest = value
+    rest = value.replace("@self", path)
     while "@now" in rest:
         before, rest = rest.split("@now", 1)
         out.append(before)
@@ -52,11 +59,11 @@ def expand(value):
     return "".join(out)
 
 
-def header_pairs(values):
+def header_pairs(values, path=""):
     pairs = []
     for item in values:
         name, _, value = item.partition(":")
-        pairs.append((name.strip(), expand(value.strip())))
+        pairs.append((name.strip(), expand(value.strip(), path)))
     return pairs
 
 
@@ -101,6 +108,14 @@ class Handler(BaseHTTPRequestHandler):
         elif parts[0] == "unknown-encoding":
             self.answer(200, [("Content-Type", "text/plain"), ("Content-Encoding", "x-unknown")],
                         b"plain bytes under an unknown coding")
+        elif parts[0] == "unknown-transfer-coding":
+            self.send_response_only(200)
+            self.send_header("Content-Type", "text/plain")
+            self.send_header("Transfer-Encoding", "x-unknown")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"plain bytes under an unknown transfer coding")
+            self.close_connection = True
         elif parts[0] == "redirect-with-body":
             self.answer(302, [("Location", "/script/target"), ("Content-Type", "text/plain")],
                         b"the 302's own body")
@@ -122,7 +137,10 @@ class Handler(BaseHTTPRequestHandler):
         if count > 1 and then:
             self.answer(int(then), [("Content-Type", "text/plain")], b"failing")
             return
-        headers = header_pairs(query.get("h", []) + query.get("h[]", []))
+        if count == 1 and get("first"):
+            self.answer(int(get("first")), [("Content-Type", "text/plain")], b"not yet")
+            return
+        headers = header_pairs(query.get("h", []) + query.get("h[]", []), self.path)
         found = {name.lower(): value for name, value in headers}
         if get("notmodified") != "0" and self.not_modified(found):
             given = query.get("h304", []) + query.get("h304[]", [])
@@ -130,7 +148,38 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(304, header_pairs(given) if given else [(n, v) for n, v in headers if n.lower() in kept])
             return
         body = get("body", "%s #%d" % (name, count)).encode()
+        if get("chunks"):
+            self.chunked(int(get("status", "200")), headers, body, int(get("chunks")), float(get("pace", "0")),
+                         get("cut") == "1")
+            return
         self.answer(int(get("status", "200")), headers, body)
+
+    def chunked(self, status, headers, body, pieces, pace, cut):
+        """The body in `pieces` chunks, `pace` seconds apart; with `cut`, the connection closes half-way."""
+        self.send_response_only(status)
+        if not any(name.lower() == "date" for name, _ in headers):
+            self.send_header("Date", email.utils.formatdate(usegmt=True))
+        for name, value in headers:
+            self.send_header(name, value)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        size = max(1, -(-len(body) // pieces))
+        parts = [body[i:i + size] for i in range(0, len(body), size)]
+        try:
+            for index, part in enumerate(parts):
+                if cut and index >= len(parts) // 2:
+                    self.close_connection = True
+                    self.connection.shutdown(2)
+                    return
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(part), part))
+                self.wfile.flush()
+                if pace:
+                    time.sleep(pace)
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True
 
     def not_modified(self, found):
         none_match = self.headers.get("If-None-Match")

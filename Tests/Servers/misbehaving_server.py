@@ -6,7 +6,8 @@ Run: python3 misbehaving_server.py PORT   (prints "sink-port N", then "ready" on
   /reset-after-headers    sends a head (Content-Length: 1000) and 100 bytes, then resets
   /short-body             declares Content-Length: 1000, sends 100 bytes, closes normally
   /malformed-status       answers with a status line that is not HTTP
-  /trickle                declares 60 bytes and sends one per second
+  /trickle?interval=I&count=N
+                          declares N bytes (60 if absent) and sends one every I seconds (1 if absent)
   /huge                   declares a 1 GB body and sends zeros as fast as it can
   /big                    the same with 16 MB
   /huge-chunked           sends 1 GB of zeros in 1 MB chunks, no length declared
@@ -24,6 +25,13 @@ Run: python3 misbehaving_server.py PORT   (prints "sink-port N", then "ready" on
                           its own; with `X-H<i>: v` it would, and the cost of many fields would not show.
                           The space after the colon is needed: FoundationNetworking fails on `name:value`.
   /zeros?mb=N             200 with N MB of zeros, Content-Length declared, sent as fast as possible
+  /gzip-zeros?mb=N        200 with N MB of zeros as gzip (Content-Encoding: gzip), about 1 KB of gzip per MB,
+                          no length declared, made as it is sent: 10240 is a gzip bomb of 10 MB that decodes
+                          to 10 GB; a client that stops reading costs the server nothing more
+  /cookies?l00=L&l01=L…   200 with one `Set-Cookie: L` line per parameter, in the parameters' order (each L
+                          percent-decoded once, byte for byte, so that it may hold commas, quotes and control
+                          characters), and as its body the request's `Cookie` header exactly as it came (empty
+                          without one); with `redirect=P`, a 302 to P instead, its lines set all the same
   /sink-bytes             the number of bytes the sink has received, as text
   /sink-reset             sets that number to 0 (answers 204)
 
@@ -38,6 +46,7 @@ import sys
 import threading
 import time
 import urllib.parse
+import zlib
 
 
 def base36(number):
@@ -108,6 +117,7 @@ class Handler(socketserver.BaseRequestHandler):
         target = data.split(b" ", 2)[1].decode("latin-1")
         path, _, query = target.partition("?")
         self.query = urllib.parse.parse_qs(query)
+        self.raw_query = query
         try:
             getattr(self, "route_" + path.strip("/").replace("-", "_"), self.route_missing)(connection)
         except (BrokenPipeError, ConnectionResetError):
@@ -141,10 +151,12 @@ class Handler(socketserver.BaseRequestHandler):
         connection.shutdown(socket.SHUT_WR)
 
     def route_trickle(self, connection):
-        connection.sendall(self.head("200 OK", [("Content-Length", "60"), ("Connection", "close")]))
-        for _ in range(60):
+        interval = float(self.query.get("interval", ["1"])[0])
+        count = int(self.query.get("count", ["60"])[0])
+        connection.sendall(self.head("200 OK", [("Content-Length", str(count)), ("Connection", "close")]))
+        for _ in range(count):
             connection.sendall(b"x")
-            time.sleep(1)
+            time.sleep(interval)
 
     def route_huge(self, connection, megabytes=1 << 10):
         connection.sendall(self.head("200 OK", [("Content-Length", str(megabytes << 20)), ("Connection", "close")]))
@@ -202,6 +214,47 @@ class Handler(socketserver.BaseRequestHandler):
 
     def route_zeros(self, connection):
         self.route_huge(connection, megabytes=int(self.query.get("mb", ["1"])[0]))
+
+    def route_gzip_zeros(self, connection):
+        megabytes = int(self.query.get("mb", ["1"])[0])
+        connection.sendall(self.head("200 OK", [("Content-Encoding", "gzip"), ("Connection", "close")]))
+        # After a full flush the compressor starts afresh, so every megabyte of zeros compresses to the same
+        # bytes: the second one is sent for every megabyte after the first, without compressing it again.
+        compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+        block = b"\0" * (1 << 20)
+        first = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+        connection.sendall(first)
+        if megabytes > 1:
+            repeated = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
+            for _ in range(megabytes - 2):
+                connection.sendall(repeated)
+            compressor = zlib.compressobj(9, zlib.DEFLATED, 31)
+            # The stream's end: an empty final block, then the CRC-32 and length of everything sent.
+            crc = 0
+            for _ in range(megabytes):
+                crc = zlib.crc32(block, crc)
+            connection.sendall(repeated + b"\x03\x00" + struct.pack("<II", crc, (megabytes << 20) & 0xFFFFFFFF))
+        else:
+            connection.sendall(compressor.flush())
+        connection.shutdown(socket.SHUT_WR)
+
+    def route_cookies(self, connection):
+        lines = []
+        for pair in self.raw_query.split("&"):
+            key, _, value = pair.partition("=")
+            if key.startswith("l"):
+                lines.append((key, urllib.parse.unquote_to_bytes(value)))
+        cookie = b""
+        for line in self.data.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"cookie":
+                cookie = value.strip(b" \t")
+        redirect = self.query.get("redirect")
+        status = b"302 Found\r\nLocation: " + redirect[0].encode("latin-1") if redirect else b"200 OK"
+        head = b"HTTP/1.1 " + status + b"\r\nConnection: close\r\nContent-Type: application/octet-stream\r\n"
+        head += b"".join(b"Set-Cookie: " + line + b"\r\n" for _, line in sorted(lines))
+        head += b"Content-Length: " + str(len(cookie)).encode() + b"\r\n\r\n"
+        connection.sendall(head + cookie)
 
     def route_echo_then_reset(self, connection):
         # Answers with the request's body and keeps the connection, as if for the next request; resets it once

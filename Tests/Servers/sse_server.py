@@ -15,6 +15,14 @@ client sees the chunk boundaries the path describes.
   /resumable?total=N&per=P
                         with `Last-Event-ID: L` (0 if absent): `retry: 50`, then events L+1 … L+P (at most
                         N; `data: event i after L`), then the connection drops mid-stream; 204 once L >= N
+  /bad-items?kind=K&split=S
+                        items, then a bad one, then one more: K is `jsonl` (`[0]`, `[1]`, `oops`, `[3]`),
+                        `lines` (`a`, `bb`, 40 x's, `last`) or `sse` (events `a` id 1, `bb` id 2, one with
+                        40 bytes of data, `last`); S is `one` (the whole body in one piece) or `bytes`
+                        (one piece per byte)
+  /no-events            `retry: 10` and a comment, then the stream ends: never an event
+  /id-only              without `Last-Event-ID`: an event with id 1, then a block with only `id: 2`, then
+                        the stream ends; with one, 204
   /no-content           204
   /error                429 with a JSON error body, `{"message": "slow down"}`
 
@@ -28,6 +36,12 @@ import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+
+BAD_ITEMS = {
+    "jsonl": b"[0]\n[1]\noops\n[3]\n",
+    "lines": b"a\nbb\n" + b"x" * 40 + b"\nlast\n",
+    "sse": b"id: 1\ndata: a\n\nid: 2\ndata: bb\n\ndata: " + b"x" * 40 + b"\n\ndata: last\n\n",
+}
 
 EVENT_PIECES = [
     b"\xef\xbb\xbf: a comment first\n",
@@ -139,6 +153,28 @@ class Handler(BaseHTTPRequestHandler):
                     time.sleep(0.02)
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
+            elif url.path == "/bad-items":
+                body = BAD_ITEMS[query.get("kind", "jsonl")]
+                self.start("text/event-stream" if query.get("kind") == "sse" else "text/plain")
+                if query.get("split") == "bytes":
+                    for byte in body:
+                        self.piece(bytes([byte]))
+                else:
+                    self.piece(body)
+                self.end()
+            elif url.path == "/no-events":
+                self.start("text/event-stream")
+                self.piece(b"retry: 10\n: nothing yet\n\n")
+                self.end()
+            elif url.path == "/id-only":
+                if self.headers.get("Last-Event-ID") is not None:
+                    self.send_response(204)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                self.start("text/event-stream")
+                self.piece(b"retry: 10\nid: 1\ndata: one\n\nid: 2\n\n")
+                self.end()
             elif url.path == "/no-content":
                 self.send_response(204)
                 self.send_header("Content-Length", "0")

@@ -9,6 +9,7 @@ With LOG, every event is appended to that file as one line, so that tests can te
   NAME CONNECTION accepted          a TCP connection, before its handshake
   NAME CONNECTION handshake         the handshake succeeded
   NAME CONNECTION request PATH      an HTTP request head arrived (PATH as sent)
+  NAME CONNECTION refused           the handshake failed (the server sent its alert)
 
 CONNECTION numbers the listener's connections from 1.
 
@@ -21,6 +22,11 @@ It prints one line `NAME PORT` per listener, then "ready":
   self-signed             a leaf signed by itself
   client-cert-required    the valid leaf, and a client certificate signed by the CA is required
   tls12-only              the valid leaf, TLS 1.2 at most
+  client-cert-abrupt      as client-cert-required, but a refused connection is closed at once after the
+                          alert, unread bytes and all (a reset may overtake the alert), as many servers do;
+                          used by one serialized suite alone, which counts its handshakes in the log
+  client-cert-abrupt-tls12
+                          the same, TLS 1.2 at most
 """
 import os
 import socket
@@ -62,7 +68,7 @@ def context(directory, leaf, require_client=False, tls12_only=False):
     return ctx
 
 
-def handler_for(name, ctx):
+def handler_for(name, ctx, abrupt=False):
     class Handler(socketserver.BaseRequestHandler):
         def handle(self):
             connection = next_connection(name)
@@ -75,6 +81,9 @@ def handler_for(name, ctx):
                     try:
                         tls.do_handshake()
                     except ssl.SSLError:
+                        log(name, connection, "refused")
+                        if abrupt:
+                            return
                         # Under TLS 1.3 the client sends its request before the server's verdict on its
                         # certificate arrives: closing on unread bytes would send a reset, which can reach the
                         # client before the alert and read as a lost connection. Half-close after the alert
@@ -116,6 +125,7 @@ def main():
     directory = sys.argv[1]
     if len(sys.argv) > 2:
         LOG = open(sys.argv[2], "a", encoding="utf-8")
+    abrupt = {"client-cert-abrupt", "client-cert-abrupt-tls12"}
     listeners = [
         ("valid", context(directory, "valid")),
         ("expired", context(directory, "expired")),
@@ -123,10 +133,12 @@ def main():
         ("self-signed", context(directory, "self-signed")),
         ("client-cert-required", context(directory, "valid", require_client=True)),
         ("tls12-only", context(directory, "valid", tls12_only=True)),
+        ("client-cert-abrupt", context(directory, "valid", require_client=True)),
+        ("client-cert-abrupt-tls12", context(directory, "valid", require_client=True, tls12_only=True)),
     ]
     servers = []
     for name, ctx in listeners:
-        server = Server(("127.0.0.1", 0), handler_for(name, ctx))
+        server = Server(("127.0.0.1", 0), handler_for(name, ctx, abrupt=name in abrupt))
         servers.append(server)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         print(name, server.server_address[1], flush=True)

@@ -130,16 +130,17 @@ import Testing
         }
     }
 
-    @Test func theREADMEsDescriptionIsTheOneItsSamplesAreCompiledAgainst() throws {
-        let readme = try String(
-            contentsOf: YAMLReferenceTests.repository.appendingPathComponent("README.md"), encoding: .utf8)
-        let section = try #require(readme.range(of: "## Generating endpoints from OpenAPI"))
-        let start = try #require(readme.range(of: "```yaml\n", range: section.upperBound..<readme.endIndex))
-        let end = try #require(readme.range(of: "```", range: start.upperBound..<readme.endIndex))
+    @Test func theArticlesDescriptionIsTheOneItsSamplesAreCompiledAgainst() throws {
+        let article = try String(
+            contentsOf: YAMLReferenceTests.repository.appendingPathComponent(
+                "Sources/SwiftyService/SwiftyService.docc/GeneratingFromOpenAPI.md"),
+            encoding: .utf8)
+        let start = try #require(article.range(of: "```yaml\n"))
+        let end = try #require(article.range(of: "```", range: start.upperBound..<article.endIndex))
         let description = try String(
             contentsOf: YAMLReferenceTests.repository.appendingPathComponent("Tests/DocSampleTests/openapi.yaml"),
             encoding: .utf8)
-        #expect(String(readme[start.upperBound..<end.lowerBound]) == description)
+        #expect(String(article[start.upperBound..<end.lowerBound]) == description)
     }
 
     // MARK: The command

@@ -47,4 +47,36 @@ int ccurl_multi_setopt_long(void *setopt, void *multi, int option, long value);
 /// Names the calling thread, as `ps` and /proc show it (15 characters at most on Linux).
 int ccurl_name_this_thread(const char *name);
 
+// What one connection's TLS handshake showed, recorded by OpenSSL's message callback: libcurl reports a
+// connection the server closed right after refusing a client certificate as a lost connection (or a broken
+// pipe), the alert having been overtaken by the reset; what the handshake showed tells the two apart.
+// Works with libcurl on OpenSSL (or a library with its API); the functions are libssl's and libcrypto's, found
+// through libcurl's own handle at run time.
+
+/// The server sent a CertificateRequest.
+#define CCURL_TLS_CERTIFICATE_REQUESTED 1u
+/// The server went on after the client's certificate: a session ticket, or (TLS 1.2) its Finished message
+/// after the client's Certificate; it accepted the certificate.
+#define CCURL_TLS_SERVER_WENT_ON 2u
+/// The client sent its Certificate message (empty when it has none).
+#define CCURL_TLS_CERTIFICATE_SENT 4u
+
+/// One hop's record of its handshake: reference counted, shared by the transfer and the connection's SSL_CTX
+/// (which may outlive the transfer: a connection stays for reuse), freed when both have let go.
+typedef struct ccurl_tls_watch ccurl_tls_watch;
+
+/// Takes OpenSSL's `SSL_CTX_callback_ctrl`, `SSL_CTX_ctrl`, `SSL_CTX_set_ex_data` and
+/// `CRYPTO_get_ex_new_index`; 1 when watching handshakes works, 0 otherwise. Called once per process, before
+/// any other of these functions (LibCurl's `static let`).
+int ccurl_tls_watch_setup(void *ctx_callback_ctrl, void *ctx_ctrl, void *ctx_set_ex_data, void *get_ex_new_index);
+/// A new record (one reference, the caller's), or NULL.
+ccurl_tls_watch *ccurl_tls_watch_new(void);
+/// Lets go of one reference.
+void ccurl_tls_watch_release(ccurl_tls_watch *watch);
+/// The `CCURL_TLS_*` bits recorded so far.
+unsigned ccurl_tls_watch_flags(const ccurl_tls_watch *watch);
+/// libcurl's `CURLOPT_SSL_CTX_FUNCTION`, with the hop's record as `CURLOPT_SSL_CTX_DATA`: hands the new
+/// connection's SSL_CTX a reference to it and has OpenSSL report the handshake's messages there.
+int ccurl_tls_watch_ssl_ctx(void *curl, void *ssl_ctx, void *watch);
+
 #endif

@@ -35,50 +35,6 @@ struct RequestDraft {
     }
 }
 
-/// A built request and everything needed to send it: the realm's decisions, frozen at build time. A class:
-/// the pipeline's closures and the exchange hold it by one reference rather than by copies of every field.
-final class PreparedRequest: Sendable {
-    let backendRequest: BackendRequest
-    let backend: any NetworkBackend
-    let callbackQueue: DispatchQueue?
-    let validStatusCodes: StatusCodes
-    /// Realm's, endpoint's and overrides' middleware, outermost first; empty on the fast path.
-    let middleware: [any Middleware]
-    /// The realm's cache when it is first in ``middleware``: a fresh hit is answered before the chain starts.
-    let leadingCache: CacheMiddleware?
-    let errorBody: ErrorBody?
-    /// The deadline for the whole request, if the realm sets one.
-    let resourceTimeout: TimeInterval?
-    /// Where an accepted body goes, moved there from ``BackendRequest/downloadFile`` when it is settled.
-    let download: DownloadDestination?
-    /// The attempts' metrics, when they are collected and attempts go through middleware.
-    let metricsLog: MetricsLog?
-    /// What typed responses are read with: the topmost layer's decoder, if any sets one.
-    let decoder: JSONDecoder?
-
-    var urlRequest: URLRequest { backendRequest.urlRequest }
-
-    init(
-        backendRequest: BackendRequest, backend: any NetworkBackend, callbackQueue: DispatchQueue?,
-        validStatusCodes: StatusCodes, middleware: [any Middleware], leadingCache: CacheMiddleware?,
-        metricsLog: MetricsLog?,
-        errorBody: ErrorBody?, resourceTimeout: TimeInterval?, download: DownloadDestination?,
-        decoder: JSONDecoder?
-    ) {
-        self.backendRequest = backendRequest
-        self.backend = backend
-        self.callbackQueue = callbackQueue
-        self.validStatusCodes = validStatusCodes
-        self.middleware = middleware
-        self.leadingCache = leadingCache
-        self.metricsLog = metricsLog
-        self.errorBody = errorBody
-        self.resourceTimeout = resourceTimeout
-        self.download = download
-        self.decoder = decoder
-    }
-}
-
 /// Turns a draft and its settings (realm, endpoint, one-off overrides) into a request, without I/O: resolve
 /// the method → write the URL → write the body → check what would be sent → assemble.
 enum RequestBuilder {
@@ -99,8 +55,10 @@ enum RequestBuilder {
         if let contentType = body.contentType, headers.value(for: "Content-Type") == nil {
             headers.set("Content-Type", contentType)
         }
-        let timeouts = Timeouts(
-            timeout: settings.top { $0.timeout }, resource: settings.top { $0.resourceTimeout })
+        let timeout = settings.top { $0.timeout } ?? RealmConfiguration.defaultTimeout
+        let limits = settings.limits(timeout: timeout)
+        let mode = CallMode(downloadsToFile: draft.download != nil, uploadsFromFile: body.file != nil)
+        let timeouts = Timeouts(timeout: timeout, resource: limits.resourceTimeout(for: mode))
         if let problem = timeouts.problem { throw target.invalid(problem) }
         if let download = draft.download, !download.replacesExisting,
             FileManager.default.fileExists(atPath: download.url.path)
@@ -114,7 +72,10 @@ enum RequestBuilder {
         request.cachePolicy = settings.cachePolicy(for: crudMethods)
         if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
         request.httpBody = body.data
-        return assemble(request, draft, settings, body.file, timeouts.resource, progress)
+        return assemble(
+            request, draft, settings, body.file,
+            (timeouts.resource, limits.maxResponseSize(for: mode), limits),
+            progress)
     }
 
     /// The HTTP method, and the CRUD methods whose per-CRUD settings apply to it (none looked up when no
@@ -134,40 +95,51 @@ enum RequestBuilder {
 
     private static func assemble(
         _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack, _ bodyFile: BodyFile?,
-        _ resourceTimeout: TimeInterval?, _ progress: ProgressThrottle?
+        _ decided: (resourceTimeout: TimeInterval?, maxResponseSize: Int?, limits: RequestLimits),
+        _ progress: ProgressThrottle?
     ) -> PreparedRequest {
         let observers = settings.observers
         let collectsMetrics = settings.top { $0.collectsMetrics } ?? !observers.isEmpty
-        let (middleware, leadingCache) = middleware(settings, draft)
+        let (middleware, leadingCache, coalesces) = middleware(settings, draft, progress)
+        let events = observers.isEmpty ? nil : EventEmitter(observers: observers)
+        var backendRequest = BackendRequest(
+            urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
+            sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
+            downloadFile: draft.download?.stagingFile(),
+            maxResponseSize: decided.maxResponseSize,
+            cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,
+            progress: progress,
+            collectsMetrics: collectsMetrics,
+            reports: events)
+        backendRequest.maxConnectionsPerHost = settings.top { $0.maxConnectionsPerHost }
         return PreparedRequest(
-            backendRequest: BackendRequest(
-                urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
-                sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
-                downloadFile: draft.download?.stagingFile(),
-                maxResponseSize: settings.top { $0.maxResponseSize },
-                cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy },
-                progress: progress,
-                collectsMetrics: collectsMetrics,
-                events: observers.isEmpty ? nil : EventEmitter(observers: observers)),
+            backendRequest: backendRequest,
             backend: settings.top { $0.backend } ?? DefaultBackend.shared,
             callbackQueue: settings.top { $0.callbackQueue },
             validStatusCodes: settings.top { $0.validStatusCodes } ?? .successful,
             middleware: middleware,
             leadingCache: leadingCache,
-            metricsLog: collectsMetrics && !middleware.isEmpty ? MetricsLog() : nil,
+            // Through middleware every attempt's metrics go in the log; without, a failed attempt's do (its
+            // response carries them otherwise), for the observers' `failed`.
+            metricsLog: collectsMetrics && (!middleware.isEmpty || events != nil) ? MetricsLog() : nil,
+            events: events,
+            progress: progress,
             errorBody: settings.top { $0.errorBody },
-            resourceTimeout: resourceTimeout,
+            resourceTimeout: decided.resourceTimeout,
+            limits: decided.limits,
             download: draft.download,
-            decoder: settings.top { $0.decoder })
+            decoder: settings.top { $0.decoder },
+            coalesces: coalesces)
     }
 
-    /// The layers' middleware, then the realm's cache and coalescing, innermost; and the cache again when it
-    /// is first (known here without a cast of the chain's first element).
-    private static func middleware(_ settings: SettingsStack, _ draft: RequestDraft)
-        -> (chain: [any Middleware], leadingCache: CacheMiddleware?)
+    /// The layers' middleware, then the realm's cache and coalescing, innermost; the cache again when it is
+    /// first (known here without a cast of the chain's first element); and whether the call coalesces.
+    private static func middleware(_ settings: SettingsStack, _ draft: RequestDraft, _ progress: ProgressThrottle?)
+        -> (chain: [any Middleware], leadingCache: CacheMiddleware?, coalesces: Bool)
     {
-        // Downloads go to a file of their own, so they are neither cached in memory nor shared with others.
-        let coalescer = draft.download == nil ? settings.top { $0.coalescer } : nil
+        // Downloads go to a file of their own, so they are neither cached in memory nor shared with others;
+        // a call with progress reports has its own transfer to report on.
+        let coalescer = draft.download == nil && progress == nil ? settings.top { $0.coalescer } : nil
         let cache = draft.download == nil ? settings.top { $0.cache } : nil
         var chain = settings.middleware
         var leadingCache: CacheMiddleware?
@@ -177,7 +149,7 @@ enum RequestBuilder {
             chain.append(middleware)
         }
         if let coalescer { chain.append(coalescer) }
-        return (chain, leadingCache)
+        return (chain, leadingCache, coalescer != nil)
     }
 }
 
@@ -189,8 +161,7 @@ struct Timeouts {
     /// Why the timeouts cannot be used, if they cannot.
     let problem: ServiceError.InvalidRequestReason?
 
-    init(timeout: TimeInterval?, resource resourceTimeout: TimeInterval?) {
-        let timeout = timeout ?? RealmConfiguration.defaultTimeout
+    init(timeout: TimeInterval, resource resourceTimeout: TimeInterval?) {
         if !(timeout > 0) {
             problem = .invalidTimeout("the timeout is \(timeout) s; it must be more than 0 seconds")
         } else if let resourceTimeout, !(resourceTimeout > 0) {

@@ -10,6 +10,11 @@ struct CacheControl: Codable, Equatable, Sendable {
     var mustRevalidate = false
     var isPublic = false
     var isPrivate = false
+    /// RFC 8246: the response will not change while it is fresh, so a reload need not revalidate it.
+    var immutable = false
+    /// §5.2.2.3: only a cache that knows the status's caching rules may store the response, and such a
+    /// cache ignores `no-store` beside it.
+    var mustUnderstand = false
     /// RFC 5861: how long past its lifetime a response may be served while it is revalidated behind it.
     var staleWhileRevalidate: TimeInterval?
     /// RFC 5861: how long past its lifetime a response may be served when revalidation fails.
@@ -38,6 +43,8 @@ struct CacheControl: Codable, Equatable, Sendable {
             case "must-revalidate", "proxy-revalidate": mustRevalidate = true
             case "public": isPublic = true
             case "private": isPrivate = true
+            case "immutable": immutable = true
+            case "must-understand": mustUnderstand = true
             case "stale-while-revalidate": staleWhileRevalidate = value.flatMap(Freshness.deltaSeconds)
             case "stale-if-error": staleIfError = value.flatMap(Freshness.deltaSeconds)
             case "max-stale": maxStale = value.map { Freshness.deltaSeconds($0) ?? 0 } ?? .infinity
@@ -102,6 +109,10 @@ struct CacheControl: Codable, Equatable, Sendable {
 enum Freshness {
     /// Statuses a cache may store and give heuristic freshness without explicit directives (§4.2.2).
     static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 300, 301, 308, 404, 405, 410, 414, 501]
+    /// The statuses whose caching requirements this cache knows and carries out, for `must-understand`
+    /// (§5.2.2.3): those of RFC 9110 it stores, and the redirects it stores with explicit freshness. (206 and
+    /// 304 are never stored.)
+    static let understood: Set<Int> = heuristicallyCacheable.union([302, 303, 307])
     /// The longest heuristic lifetime: a day, whatever Last-Modified suggests.
     static let heuristicCap: TimeInterval = 86_400
     /// The largest delta-seconds a cache must keep; larger values mean this much (RFC 9111 §1.2.2).
@@ -119,7 +130,7 @@ enum Freshness {
 
     /// The `Date` header's time, or the time of receipt when it is missing or invalid (RFC 9110 §6.6.1).
     static func dateValue(_ headers: HeaderFields, responseTime: Date) -> Date {
-        headers.value(for: "Date").flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
+        headers.value(for: "Date").flatMap { HTTPDate.parseForCache($0, now: responseTime) } ?? responseTime
     }
 
     /// The `Age` header's value: the first member when there are several (`Age: 7200, 0`, or two lines).
@@ -142,13 +153,13 @@ enum Freshness {
         let date = dateValue(headers, responseTime: responseTime)
         if let expiresText = headers.value(for: "Expires") {
             // An invalid Expires means "already expired" (§5.3).
-            guard let expires = HTTPDate.parse(expiresText, now: responseTime) else { return 0 }
+            guard let expires = HTTPDate.parseForCache(expiresText, now: responseTime) else { return 0 }
             return max(expires.timeIntervalSince(date), 0)
         }
         // `public` allows heuristic freshness whatever the status (§4.2.2).
         if heuristicallyCacheable.contains(status) || control.isPublic,
             let lastModified = headers.value(for: "Last-Modified").flatMap({
-                HTTPDate.parse($0, now: responseTime)
+                HTTPDate.parseForCache($0, now: responseTime)
             })
         {
             return min(max(date.timeIntervalSince(lastModified), 0) * 0.1, heuristicCap)
@@ -165,14 +176,36 @@ enum Freshness {
         return correctedInitialAge + max(0, now.timeIntervalSince(responseTime))
     }
 
+    /// Whether a POST's answer may be stored for later GET and HEAD requests of its URL (RFC 9110 §9.3.3): one
+    /// a GET's would be stored as, with explicit freshness (`max-age` or `Expires`), and a `Content-Location`
+    /// that names the URL posted to.
+    static func isReusableForGETs(
+        status: Int, response: HeaderFields, request: HeaderFields, postedTo url: URL
+    )
+        -> Bool
+    {
+        guard let location = response.value(for: "Content-Location"),
+            URL(string: location, relativeTo: url)?.absoluteURL.absoluteString
+                == url.absoluteURL.absoluteString,
+            CacheControl(response.value(for: "Cache-Control")).maxAge != nil
+                || response.value(for: "Expires") != nil
+        else { return false }
+        return isStorable(method: "GET", status: status, request: request, response: response)
+    }
+
     /// Whether a response with these parts may be stored (§3): never a 304 or a 206, nor anything
     /// `no-store` or `Vary: *`; otherwise with explicit freshness, `public`, or a status allowing heuristics.
+    /// With `must-understand`, only a status this cache understands, and then its `no-store` is ignored
+    /// (§5.2.2.3).
     static func isStorable(method: String, status: Int, request: HeaderFields, response: HeaderFields) -> Bool
     {
         guard method == "GET" || method == "HEAD", (200..<600).contains(status), status != 206, status != 304
         else { return false }
         let responseControl = CacheControl(response.value(for: "Cache-Control"))
-        guard !responseControl.noStore, !CacheControl(request.value(for: "Cache-Control")).noStore else {
+        if responseControl.mustUnderstand, !understood.contains(status) { return false }
+        guard !responseControl.noStore || responseControl.mustUnderstand,
+            !CacheControl(request.value(for: "Cache-Control")).noStore
+        else {
             return false
         }
         if response.value(for: "Vary")?.contains("*") == true { return false }

@@ -77,7 +77,7 @@ struct CacheEntry: Codable, Sendable {
         servedFields = HeaderFields(unsorted: self.headers)
         let requestHeaders = HeaderFields(request.allHTTPHeaderFields ?? [:])
         varyValues = Self.varyNames(HeaderFields(headers)).reduce(into: [:]) { values, name in
-            values[name] = Self.normalised(requestHeaders.value(for: name))
+            values[name] = Self.normalised(requestHeaders.value(for: name), of: name)
         }
         status = response.statusCode
         body = response.data
@@ -116,17 +116,25 @@ struct CacheEntry: Codable, Sendable {
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
     }
 
-    /// A Vary-ed request value as the cache compares it: list members trimmed and joined by `, `, so
-    /// that `a,b` and `a ,  b` select the same variant (RFC 9111 §4.1 allows normalising).
-    static func normalised(_ value: String?) -> String {
+    /// A Vary-ed request value as the cache compares it (RFC 9111 §4.1 allows normalising): list members
+    /// trimmed and joined by `, `, so that `a,b` and `a ,  b` select the same variant; and for
+    /// `Accept-Language` (`name`, lower-cased), whose language ranges ignore case and whose order carries no
+    /// meaning beside their weights (RFC 9110 §12.5.4), members lower-cased, without spaces, and sorted, so
+    /// that `en, de` and `De, EN` do too.
+    static func normalised(_ value: String?, of name: String) -> String {
         guard let value else { return "" }
-        return value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.joined(
-            separator: ", ")
+        let members = value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard name == "accept-language" else { return members.joined(separator: ", ") }
+        return members.map { member in
+            member.lowercased().split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces) }
+                .joined(separator: ";")
+        }
+        .filter { !$0.isEmpty }.sorted().joined(separator: ", ")
     }
 
     /// Whether a request with `fields` selects this variant.
     func matches(_ fields: CacheRequestFields) -> Bool {
-        varyValues.allSatisfy { name, value in Self.normalised(fields.value(for: name)) == value }
+        varyValues.allSatisfy { name, value in Self.normalised(fields.value(for: name), of: name) == value }
     }
 
     /// The age of the stored response at `now` (RFC 9111 §4.2.3).

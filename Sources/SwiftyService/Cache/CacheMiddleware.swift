@@ -30,9 +30,13 @@ struct CacheMiddleware: Middleware {
     {
         let method = request.httpMethod ?? "GET"
         guard method == "GET" || method == "HEAD" else {
+            let requestTime = cache.now()
             let response = try await next(Self.bypassingPlatformCache(request))
             if (200..<400).contains(response.statusCode), let url = request.url {
                 invalidate(url, after: response)
+                if method == "POST" {
+                    storeForLaterGETs(response, postedTo: request, requestTime: requestTime)
+                }
             }
             return response
         }
@@ -54,8 +58,12 @@ struct CacheMiddleware: Middleware {
             request.setValue("no-cache", forHTTPHeaderField: "Pragma")
             return try await load(request, next)
         case .reloadRevalidatingCacheData:
-            guard let stored else { return try await load(request, next) }
-            return try await revalidate(stored, request, next)
+            if let stored, Reuse(stored, request: requestControl, now: cache.now()).isImmutableAndFresh {
+                return stored.response(for: request, source: .cache, now: cache.now())
+            }
+            let reload = Self.reloading(request)
+            guard let stored else { return try await load(reload, next) }
+            return try await revalidate(stored, reload, next)
         default:
             return try await followingTheProtocol(
                 request, requestFields, stored: stored, requestControl, context, next)
@@ -178,7 +186,9 @@ struct CacheMiddleware: Middleware {
         }
         Task {
             defer { cache.endBackgroundRevalidation(of: stored) }
-            _ = try? await chain(request)
+            // A streamed call's revalidation has no reader: it reads the new body itself, for the store.
+            let body = (try? await chain(request))?.arrivingBody
+            _ = try? await body?.collect(limit: cache.largestBody)
         }
     }
 
@@ -190,9 +200,19 @@ struct CacheMiddleware: Middleware {
                 method: request.httpMethod ?? "GET", status: response.statusCode, request: requestHeaders,
                 response: responseHeaders)
         else { return }
-        cache.store(
-            CacheEntry(
-                request: request, response: response, requestTime: requestTime, responseTime: cache.now()))
+        guard let body = response.arrivingBody else {
+            return cache.store(
+                CacheEntry(
+                    request: request, response: response, requestTime: requestTime, responseTime: cache.now()))
+        }
+        // A stream is stored once its body has arrived whole, within the cache's room: never a truncated one.
+        let cache = cache
+        body.whenWhole(upTo: cache.largestBody) { data in
+            cache.store(
+                CacheEntry(
+                    request: request, response: response.whole(data), requestTime: requestTime,
+                    responseTime: cache.now()))
+        }
     }
 
     /// After an unsafe method succeeded: the target URL and the same-origin `Location` and
@@ -206,6 +226,15 @@ struct CacheMiddleware: Middleware {
             else { continue }
             cache.invalidate(other)
         }
+    }
+
+    /// A reload's request, which asks caches on the way to revalidate too (`Cache-Control: max-age=0`, as a
+    /// browser's reload and fetch's `no-cache` mode send), unless it says something of its own.
+    static func reloading(_ request: URLRequest) -> URLRequest {
+        guard request.value(forHTTPHeaderField: "Cache-Control") == nil else { return request }
+        var request = request
+        request.setValue("max-age=0", forHTTPHeaderField: "Cache-Control")
+        return request
     }
 
     /// The request as the platform should send it: never from or into URLSession's own cache.

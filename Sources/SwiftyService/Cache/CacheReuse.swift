@@ -15,6 +15,8 @@ struct Reuse {
     let mayServeWhileRevalidating: Bool
     /// Stale within `stale-if-error` (the response's or the request's): serve it if revalidation fails.
     let mayServeOnError: Bool
+    /// Fresh by its own lifetime and `immutable` (RFC 8246): a reload need not revalidate it.
+    let isImmutableAndFresh: Bool
 
     init(_ entry: CacheEntry, request: CacheControl, now: Date) {
         let control = entry.summary.control
@@ -30,6 +32,7 @@ struct Reuse {
         mayServeStale = within(request.maxStale)
         mayServeWhileRevalidating = within(control.staleWhileRevalidate)
         mayServeOnError = within(control.staleIfError ?? request.staleIfError)
+        isImmutableAndFresh = control.immutable && !control.noCache && age < lifetime
     }
 }
 
@@ -59,6 +62,23 @@ extension CacheMiddleware {
     }
 }
 
+extension CacheMiddleware {
+    /// Stores a POST's answer as its URL's for later GET and HEAD requests when RFC 9110 §9.3.3 allows it:
+    /// explicit freshness, and a `Content-Location` that names the URL posted to.
+    func storeForLaterGETs(_ response: Response, postedTo request: URLRequest, requestTime: Date) {
+        guard let url = request.url,
+            Freshness.isReusableForGETs(
+                status: response.statusCode, response: HeaderFields(response.allHeaders),
+                request: HeaderFields(request.allHTTPHeaderFields ?? [:]), postedTo: url)
+        else { return }
+        var get = request
+        get.httpMethod = "GET"
+        get.httpBody = nil
+        cache.store(
+            CacheEntry(request: get, response: response, requestTime: requestTime, responseTime: cache.now()))
+    }
+}
+
 extension CacheEntry {
     /// Whether the app's `If-None-Match` (or, without one, `If-Modified-Since`) is satisfied by this stored
     /// response, so that the answer is 304 (RFC 9110 §13.1.2, §13.1.3); never with other preconditions.
@@ -75,10 +95,12 @@ extension CacheEntry {
             return noneMatch.split(separator: ",").contains { Self.opaqueTag(String($0)) == etag }
         }
         guard
-            let since = request.value(forHTTPHeaderField: "If-Modified-Since").flatMap({ HTTPDate.parse($0) }
+            let since = request.value(forHTTPHeaderField: "If-Modified-Since").flatMap({
+                HTTPDate.parseForCache($0)
+            }
             ),
             let modified = (fields.value(for: "Last-Modified") ?? fields.value(for: "Date"))
-                .flatMap({ HTTPDate.parse($0) })
+                .flatMap({ HTTPDate.parseForCache($0) })
         else { return false }
         return modified <= since
     }

@@ -75,6 +75,9 @@ public final class HTTPCache: Sendable {
         disk = try directory.map { try DiskStore(directory: $0, limit: diskLimit) }
     }
 
+    /// The largest body worth storing: one larger than the cache's room would only push itself out.
+    var largestBody: Int { directory == nil ? memoryLimit : max(memoryLimit, diskLimit) }
+
     /// Bytes held in memory now.
     public var memoryUsage: Int { memory.withLock { $0.bytes } }
 

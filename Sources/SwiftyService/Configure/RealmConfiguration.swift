@@ -16,6 +16,18 @@ public struct RealmConfiguration: Sendable {
     /// The timeout when none is set: URLSession's own default.
     public static let defaultTimeout: TimeInterval = 60
 
+    /// The largest body a buffered request keeps in memory when the realm sets no limit: 64 MiB, far above any
+    /// API response, far below what a hostile or broken server can send (a gzip bomb, an endless body).
+    /// Applied to the body as decoded (after `Content-Encoding`). Raise it with `setMaxResponseSize(_:)`,
+    /// lift it with `.unlimited`, or download large bodies to a file, which has no default limit.
+    public static let defaultMaxResponseSize = HTTPLimits.defaultMaxResponseSize
+
+    /// A buffered request's deadline when the realm sets none, in timeouts: 5, so 300 s with the default 60 s
+    /// timeout — room for the default retry policy's three attempts each to wait out a whole timeout, and a
+    /// bound on a server that trickles a byte just under every timeout. Change it with
+    /// `setResourceTimeout(_:)`; streams and transfers from or to a file get no default deadline.
+    public static let defaultResourceTimeoutFactor: TimeInterval = HTTPLimits.defaultResourceTimeoutFactor
+
     /// An empty configuration: nothing set, everything falls through to the layer below.
     public init() {}
 
@@ -23,11 +35,20 @@ public struct RealmConfiguration: Sendable {
     public var baseURL: URL? { settings.base?.url }
     /// The request timeout in seconds.
     public var timeout: TimeInterval { settings.timeout ?? Self.defaultTimeout }
-    /// The longest a request may take in all, from sending to the last byte, retries included; `nil`
-    /// (the default) sets no limit beyond ``timeout``, which only bounds silences.
-    public var resourceTimeout: TimeInterval? { settings.resourceTimeout }
-    /// The largest response body kept in memory, in bytes; `nil` (the default) sets no limit.
-    public var maxResponseSize: Int? { settings.maxResponseSize }
+    /// The longest a buffered request may take in all, from sending to the last byte, retries included:
+    /// the one set, or ``defaultResourceTimeoutFactor`` times ``timeout``; `nil` after
+    /// `setResourceTimeout(.unlimited)`. Streams, downloads to a file and uploads from one get no default.
+    public var resourceTimeout: TimeInterval? {
+        SettingsStack(realm: self, overrides: []).limits(timeout: timeout).resourceTimeout(for: .buffered)
+    }
+    /// The largest response body kept in memory, in bytes: the one set, or ``defaultMaxResponseSize``; `nil`
+    /// after `setMaxResponseSize(.unlimited)`. Streams and downloads to a file get no default.
+    public var maxResponseSize: Int? {
+        SettingsStack(realm: self, overrides: []).limits(timeout: timeout).maxResponseSize(for: .buffered)
+    }
+    /// The most connections the realm's requests hold to one host at once; `nil` (the default) leaves it
+    /// to the backend (``CurlBackend``: 8; ``URLSessionBackend``: 4). See ``setMaxConnectionsPerHost(_:)``.
+    public var maxConnectionsPerHost: Int? { settings.maxConnectionsPerHost }
     /// The backend that sends requests.
     public var backend: any NetworkBackend { settings.backend ?? DefaultBackend.shared }
     /// The queue completion closures run on; `nil` runs them wherever the backend answers.
@@ -47,7 +68,7 @@ public struct RealmConfiguration: Sendable {
     /// The cookie jar the realm's requests use, if it keeps cookies.
     public var cookieJar: CookieJar? { settings.cookieJar }
     /// The TLS policy the realm's connections follow, if one is set.
-    public var tlsPolicy: TLSPolicy? { settings.tlsPolicy }
+    public var tlsPolicy: TLSPolicy? { settings.tlsPolicy?.policy }
     /// The decoder typed responses are read with, if one is set (otherwise a plain `JSONDecoder`).
     public var decoder: JSONDecoder? { settings.decoder }
 
@@ -70,14 +91,38 @@ public struct RealmConfiguration: Sendable {
     /// Sets the request timeout in seconds; see ``ServiceRealm/setTimeout(_:)`` for the values it takes.
     public mutating func setTimeout(_ timeout: TimeInterval) { settings.timeout = timeout }
 
-    /// Bounds the whole of each request (a server that trickles a byte a second never trips ``timeout``).
-    public mutating func setResourceTimeout(_ timeout: TimeInterval?) { settings.resourceTimeout = timeout }
+    /// Bounds the whole of each request (a server that trickles a byte a second never trips ``timeout``);
+    /// `nil` is the default, ``defaultResourceTimeoutFactor`` times the timeout for buffered requests.
+    public mutating func setResourceTimeout(_ timeout: TimeInterval?) {
+        settings.resourceTimeout = LimitSetting(timeout)
+    }
 
-    /// Refuses in-memory response bodies larger than `bytes` with ``ResponseTooLarge``.
+    /// Sets no deadline on the whole request: only ``timeout`` bounds it, silence by silence.
+    public mutating func setResourceTimeout(_ none: NoLimit) { settings.resourceTimeout = .unlimited }
+
+    /// Refuses in-memory response bodies larger than `bytes` with ``ResponseTooLarge``; `nil` is the
+    /// default, ``defaultMaxResponseSize``.
     ///
     /// `CurlBackend` stops reading at once; URLSession on Linux reads ahead of its delegate, so a fast
     /// server's body may be in memory before the request fails.
-    public mutating func setMaxResponseSize(_ bytes: Int?) { settings.maxResponseSize = bytes }
+    public mutating func setMaxResponseSize(_ bytes: Int?) { settings.maxResponseSize = LimitSetting(bytes) }
+
+    /// Keeps response bodies in memory whatever their size.
+    public mutating func setMaxResponseSize(_ none: NoLimit) { settings.maxResponseSize = .unlimited }
+
+    /// Lets the realm's requests hold at most `limit` connections to one host (scheme, name and port) at
+    /// once; `nil` leaves it to the backend (``CurlBackend``: 8, or its `maxConnectionsPerHost:`;
+    /// ``URLSessionBackend``: 4, or its configuration's `httpMaximumConnectionsPerHost`).
+    ///
+    /// A request past the limit waits for a connection to come free, its timeout running: a stream holds
+    /// its connection until it ends, so a client of several event streams to one host (an LLM or MCP
+    /// client) sets room for them all. The wait is visible: observers get
+    /// ``RequestEvent/Kind/waitingForConnection(_:)``, ``LoggingMiddleware`` logs it, and
+    /// collected metrics show it as ``TransferMetrics/queued``. Over HTTP/2, which ``CurlBackend`` uses
+    /// wherever a server offers it over TLS, requests to one host share its connections and none waits.
+    /// A backend made with a session of your own (``URLSessionBackend/init(session:)``) allows at most
+    /// what its configuration does.
+    public mutating func setMaxConnectionsPerHost(_ limit: Int?) { settings.maxConnectionsPerHost = limit }
 
     /// Sends requests through `backend`.
     public mutating func use(_ backend: some NetworkBackend) { settings.backend = backend }
@@ -114,8 +159,10 @@ public struct RealmConfiguration: Sendable {
     /// Pass the same jar to several realms to share it; `nil` keeps no cookies (the default).
     public mutating func useCookies(_ jar: CookieJar? = CookieJar()) { settings.cookieJar = jar }
 
-    /// Applies `policy` to every connection of the realm's requests; `nil` goes back to the system's rules.
-    public mutating func setTLSPolicy(_ policy: TLSPolicy?) { settings.tlsPolicy = policy }
+    /// Applies `policy` to every connection of the realm's requests; `nil` goes back to the system's rules,
+    /// also in a one-off override (`.override { $0.setTLSPolicy(nil) }` sends that request under the
+    /// system's rules whatever its realm's policy).
+    public mutating func setTLSPolicy(_ policy: TLSPolicy?) { settings.tlsPolicy = TLSChoice(policy) }
 
     /// Lets identical GETs in flight at once (same URL and headers) share one request; each caller still
     /// gets its own result and can cancel alone.

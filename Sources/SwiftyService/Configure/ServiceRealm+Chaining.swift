@@ -29,16 +29,39 @@ extension ServiceRealm {
     }
 
     /// Bounds the whole of each request, retries included: `.timedOut` once `timeout` seconds have passed,
-    /// however the server trickles. None by default; bounded like ``setTimeout(_:)``.
+    /// however the server trickles. By default (`nil`) a buffered request gets 5 times ``timeout`` (300 s
+    /// with the default 60 s; ``RealmConfiguration/defaultResourceTimeoutFactor``), and streams and transfers
+    /// from or to a file get none; bounded like ``setTimeout(_:)``.
     @discardableResult
     public func setResourceTimeout(_ timeout: TimeInterval?) -> ServiceRealm {
         configure { $0.setResourceTimeout(timeout) }
     }
 
-    /// Refuses response bodies larger than `bytes` with ``ResponseTooLarge``. None by default.
+    /// Sets no deadline on the whole of each request, buffered ones included: `.setResourceTimeout(.unlimited)`.
+    @discardableResult
+    public func setResourceTimeout(_ none: NoLimit) -> ServiceRealm {
+        configure { $0.setResourceTimeout(none) }
+    }
+
+    /// Refuses response bodies larger than `bytes` with ``ResponseTooLarge``, counted as decoded (after
+    /// `Content-Encoding`). By default (`nil`) a body kept in memory may have 64 MiB
+    /// (``RealmConfiguration/defaultMaxResponseSize``); streams and downloads to a file have no default.
     @discardableResult
     public func setMaxResponseSize(_ bytes: Int?) -> ServiceRealm {
         configure { $0.setMaxResponseSize(bytes) }
+    }
+
+    /// Keeps response bodies in memory whatever their size: `.setMaxResponseSize(.unlimited)`.
+    @discardableResult
+    public func setMaxResponseSize(_ none: NoLimit) -> ServiceRealm {
+        configure { $0.setMaxResponseSize(none) }
+    }
+
+    /// Lets the realm's requests hold at most `limit` connections to one host at once; `nil` leaves it to the
+    /// backend. See ``RealmConfiguration/setMaxConnectionsPerHost(_:)``.
+    @discardableResult
+    public func setMaxConnectionsPerHost(_ limit: Int?) -> ServiceRealm {
+        configure { $0.setMaxConnectionsPerHost(limit) }
     }
 
     /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
@@ -102,7 +125,8 @@ extension ServiceRealm {
     /// Applies `policy` to every connection of this realm's requests: roots to trust, public keys to pin, a
     /// client certificate, a minimum TLS version. A backend that cannot carry out all of it refuses each
     /// request with ``ServiceError/InvalidRequestReason/unsupportedTLSPolicy(backend:missing:)``, sending
-    /// nothing. `nil` goes back to the system's rules.
+    /// nothing. `nil` goes back to the system's rules; so does `.override { $0.setTLSPolicy(nil) }` for one
+    /// request.
     @discardableResult
     public func setTLSPolicy(_ policy: TLSPolicy?) -> ServiceRealm {
         configure { $0.setTLSPolicy(policy) }

@@ -24,8 +24,9 @@ struct Settings: Sendable {
         var crudCachePolicies: [CRUDMethod: URLRequest.CachePolicy] = [:]
         var crudMap: CRUDMap = [:]
         var timeout: TimeInterval?
-        var resourceTimeout: TimeInterval?
-        var maxResponseSize: Int?
+        var resourceTimeout: LimitSetting<TimeInterval>?
+        var maxResponseSize: LimitSetting<Int>?
+        var maxConnectionsPerHost: Int?
         var backend: (any NetworkBackend)?
         var callbackQueue: DispatchQueue?
         /// Secrets add up across layers.
@@ -34,13 +35,15 @@ struct Settings: Sendable {
         var middleware: [any Middleware] = []
         var validStatusCodes: StatusCodes?
         var errorBody: ErrorBody?
-        var coalescer: Coalescer?
+        /// The realm's coalescing, innermost in the chain.
+        var coalescer: (any Middleware)?
         var cache: HTTPCache?
         var cookieJar: CookieJar?
         /// Observers add up across layers.
         var observers: [any RequestObserver] = []
         var collectsMetrics: Bool?
-        var tlsPolicy: TLSPolicy?
+        /// `.system` where a layer sets `nil`: the system's rules, whatever a layer below says.
+        var tlsPolicy: TLSChoice?
         var decoder: JSONDecoder?
     }
 

@@ -89,10 +89,14 @@ extension Cookie {
 
     /// The cookie one Set-Cookie value describes, received from `target` at `now` (RFC 6265 §5.2 and §5.3).
     ///
-    /// `nil` when the RFC says to ignore the whole header: no `=` in the name-value pair, an empty name, a name
-    /// and value over `CookieJar.maxNameValueBytes`, a Domain that does not cover the host, or (RFC 6265bis) a
-    /// Secure cookie from an insecure URL.
+    /// `nil` when the RFC says to ignore the whole header: a control character other than a tab anywhere in it
+    /// (RFC 6265bis), no `=` in the name-value pair, an empty name, a name and value over
+    /// `CookieJar.maxNameValueBytes`, a Domain that does not cover the host, or (RFC 6265bis) a Secure cookie from
+    /// an insecure URL.
     init?(setCookie header: String, from target: Target, now: Date) {
+        // A cookie is sent back in a header: one holding a control character would be refused there, or
+        // (CR, LF) split it.
+        guard !Cookie.holdsControlCharacter(header) else { return nil }
         let semicolon = header.firstIndex(of: ";") ?? header.endIndex
         let pair = header[..<semicolon]
         guard let equals = pair.firstIndex(of: "=") else { return nil }
@@ -155,6 +159,17 @@ extension Cookie {
             expiresAt: maxAgeExpiry ?? expires, isSecure: isSecure, isHTTPOnly: isHTTPOnly,
             isHostOnly: isHostOnly, createdAt: now
         )
+    }
+
+    /// RFC 6265bis §5.6: a control character other than HTAB (%x00-08, %x0A-1F, %x7F).
+    static func holdsControlCharacter(_ text: String) -> Bool {
+        !text.utf8.allBytesSatisfy { $0 == 0x09 || ($0 >= 0x20 && $0 != 0x7F) }
+    }
+
+    /// Whether the cookie may go out in a `Cookie` header: a name and value without control characters (a jar
+    /// file written by hand, or by an older version, may hold one).
+    var isSendable: Bool {
+        !Cookie.holdsControlCharacter(name) && !Cookie.holdsControlCharacter(value)
     }
 
     /// RFC 6265 §5.1.3: `host` is `domain` or a subdomain of it.

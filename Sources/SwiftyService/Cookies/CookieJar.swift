@@ -8,7 +8,9 @@ import Foundation
 ///   it falls under. Secure cookies are only sent over `https` (and `wss`).
 /// - There is no public suffix list, so a Domain attribute without an embedded dot (`Domain=com`) is ignored unless
 ///   it is the request host itself; IP-address hosts only ever get host-only cookies.
-/// - A name-value pair without `=`, or with an empty name, makes the whole header ignored (RFC 6265 §5.2).
+/// - A name-value pair without `=`, or with an empty name, makes the whole header ignored (RFC 6265 §5.2); so
+///   does a control character other than a tab anywhere in it (RFC 6265bis), and such a cookie in a jar file is
+///   not loaded.
 /// - Limits: a cookie whose name and value together exceed 4096 bytes is ignored; a domain keeps at most 50
 ///   cookies and the jar at most 3000. Expired cookies are purged before every store, so when a limit is exceeded
 ///   the least recently accessed (sent or stored) cookies go.
@@ -42,7 +44,8 @@ public final class CookieJar: Sendable, CustomStringConvertible {
         let loaded = try jarFile.load()
         let loadedAt = now()
         var state = State()
-        for cookie in loaded.sorted(by: { $0.createdAt < $1.createdAt }) where cookie.expiresAt != nil {
+        for cookie in loaded.sorted(by: { $0.createdAt < $1.createdAt })
+        where cookie.expiresAt != nil && cookie.isSendable {
             _ = state.insert(cookie, fromSecureURL: true, now: loadedAt)
         }
         state.evictBeyondLimits(in: Set(loaded.map(\.domain)))

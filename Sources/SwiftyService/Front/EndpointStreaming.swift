@@ -35,3 +35,34 @@ extension SwiftyServiceProtocol {
         send(streaming: chunk) { outcome, _ in completion(outcome) }
     }
 }
+
+extension PreparedRequest {
+    /// Streams the request in a task of its own, handing each chunk to `chunk`; `delivery` runs once, with
+    /// the head when the body is complete. Both run on the realm's callback queue if it has one.
+    func startStream(
+        chunk: @escaping @Sendable (Data) -> Void, delivering delivery: @escaping Exchange.Waiter
+    ) -> RequestHandle {
+        // The handle's exchange: its one delivery, and the cancellation that ends it at once.
+        let handle = Exchange(request: urlRequest)
+        handle.wait(Exchange.waiter(delivery, on: callbackQueue))
+        let queue = callbackQueue
+        let request = urlRequest
+        handle.start { answer in
+            let task = Task {
+                do {
+                    let stream = try await openStream()
+                    for try await piece in stream {
+                        // After a cancel the completion has gone out already: nothing may follow it.
+                        guard !handle.isFinished else { break }
+                        if let queue { queue.async { chunk(piece) } } else { chunk(piece) }
+                    }
+                    answer(.success(stream.response))
+                } catch {
+                    answer(.failure(ServiceError(error, request: request)))
+                }
+            }
+            return BackendTask { task.cancel() }
+        }
+        return RequestHandle(handle)
+    }
+}

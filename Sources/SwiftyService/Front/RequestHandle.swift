@@ -29,10 +29,10 @@ public final class RequestHandle: Sendable {
 extension PreparedRequest {
     /// Sends the request; `delivery` runs exactly once, on the realm's callback queue if it has one.
     func start(delivering delivery: @escaping Exchange.Waiter) -> RequestHandle {
-        let exchange = makeExchange()
-        exchange.wait(Exchange.waiter(delivery, on: callbackQueue))
-        start(exchange)
-        return RequestHandle(exchange)
+        let call = makeCall()
+        call.exchange.wait(Exchange.waiter(delivery, on: callbackQueue))
+        start(call)
+        return RequestHandle(call.exchange)
     }
 }
 

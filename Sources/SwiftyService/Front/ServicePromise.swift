@@ -49,10 +49,11 @@ public final class ServicePromise: Sendable {
     private let decoder: JSONDecoder?
 
     init(_ prepared: PreparedRequest) {
-        exchange = prepared.makeExchange()
+        let call = prepared.makeCall()
+        exchange = call.exchange
         callbackQueue = prepared.callbackQueue
         decoder = prepared.decoder
-        prepared.start(exchange)
+        prepared.start(call)
     }
 
     init(failedWith error: ServiceError, callbackQueue: DispatchQueue?) {

@@ -15,9 +15,10 @@ public final class TransferTask: Sendable {
         progress = stream
         switch prepare({ continuation.yield($0) }) {
         case let .success(prepared):
-            exchange = prepared.makeExchange()
+            let call = prepared.makeCall()
+            exchange = call.exchange
             exchange.wait { _ in continuation.finish() }
-            prepared.start(exchange)
+            prepared.start(call)
         case let .failure(error):
             exchange = Exchange(failed: error)
             continuation.finish()

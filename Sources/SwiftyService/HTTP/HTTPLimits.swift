@@ -10,4 +10,12 @@ package enum HTTPLimits {
     /// The most bytes read in one response head, status line and header lines with their line ends:
     /// 256 KiB, four times the 64 KiB that web servers accept in a request head by default.
     package static let maxResponseHeadBytes = 256 << 10
+
+    /// The largest body a buffered request keeps when its realm sets none (``RealmConfiguration``'s
+    /// `defaultMaxResponseSize`, which says why): 64 MiB.
+    package static let defaultMaxResponseSize = 64 << 20
+
+    /// A buffered request's deadline when its realm sets none, in timeouts (``RealmConfiguration``'s
+    /// `defaultResourceTimeoutFactor`): 5.
+    package static let defaultResourceTimeoutFactor: Double = 5
 }

@@ -16,7 +16,7 @@ import FoundationNetworking
 /// `Set-Cookie` and the realm's declared secret headers and query keys are replaced, in the cURL command
 /// too, and those values are scrubbed from the body shown. Added first, it logs each call once with its
 /// final attempt count; added last, it logs every attempt. A stream gets a second line when its body ends,
-/// with the bytes read.
+/// with the bytes read; a request that waits for a connection to its host gets a line when the wait begins.
 public struct LoggingMiddleware: Middleware {
     private let sink: @Sendable (String) -> Void
     private let curl: Bool
@@ -41,14 +41,17 @@ public struct LoggingMiddleware: Middleware {
         if curl { sink(Self.curl(request, context.redaction, secrets)) }
         let start = now()
         @Sendable func elapsed() -> String { "\(Int((now().timeIntervalSince(start) * 1000).rounded())) ms" }
+        // `GET https://… waiting for a connection to https://api.example.com:443 (all 8 in use)`: said when the
+        // wait begins, since a stream can wait for as long as another one runs.
+        context.whenWaitingForConnection { [sink] wait in sink("\(line) \(wait)") }
         do {
             let response = try await next(request)
             // With metrics collected, where the time went: `dns 3 ms · connect 1 ms · tls 25 ms · ttfb 80 ms`.
             let phases = response.metrics.last.map { " · \($0)" } ?? ""
             sink("\(line) → \(response.statusCode) (\(elapsed()), attempt \(context.attempts))\(phases)")
-            if context.isStream {
+            if response.isStreamed {
                 // `GET https://… → 200 streamed 5120 bytes (2004 ms)`, or how the stream ended early.
-                context.whenStreamEnds { [sink] bytes, error in
+                response.whenBodyEnds { [sink] bytes, error in
                     let end =
                         error.map { "stream \(Self.outcome($0)) after \(bytes) bytes" }
                         ?? "streamed \(bytes) bytes"

@@ -16,6 +16,13 @@ import FoundationNetworking
 /// statuses are judged after the whole chain — and throws ``ServiceError`` for transport failures,
 /// timeouts and cancellation. What a middleware throws that is not a `ServiceError` reaches the caller as
 /// ``ServiceError/transport(_:underlying:attempts:)``.
+///
+/// Every call takes the chain, whether its body is read whole or streamed. For a stream
+/// (``SwiftyServiceProtocol/stream()``), `next` returns once the head has arrived: the response's
+/// ``Response/isStreamed`` is `true`, its ``Response/data`` is empty, and the body goes to the stream's reader
+/// after the chain; ``Response/whenBodyEnds(_:)`` tells when and how it ended. Calling `next` again (a retry)
+/// is possible until the chain returns, which is before the first byte of body is handed out; a streamed
+/// response a middleware drops stops its transfer.
 public protocol Middleware: Sendable {
     /// Handles one request: usually adjusts it, calls `next`, and looks at what comes back.
     func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
@@ -46,65 +53,84 @@ public struct RequestContext: Sendable {
     public let crudMethod: CRUDMethod?
     /// What the realm declares secret.
     public let redaction: Redaction
-    let counter: AttemptCounter
+    /// The call the request belongs to: its attempts, its trace, how its body is read.
+    let call: CallState
     /// Where the call's events go, when the realm has observers.
     let events: EventEmitter?
     /// The attempts' metrics, when the realm collects them.
     let metricsLog: MetricsLog?
-    /// For a streamed call, who hears of the end of its body.
-    var streamEnd: StreamEndHandlers? = nil
 
     /// How many times the request has been handed to the backend so far.
-    public var attempts: Int { counter.value }
+    public var attempts: Int { call.attempts }
 
-    /// Whether the call is a stream (``SwiftyServiceProtocol/stream()``): the response the chain returns is
-    /// its head, and the body comes after the chain is done.
-    public var isStream: Bool { streamEnd != nil }
+    /// Whether the call is a stream (``SwiftyServiceProtocol/stream()``).
+    @available(*, deprecated, message: "Look at the response: `isStreamed` says whether its body is still arriving")
+    public var isStream: Bool { call.mode == .streamed }
 
-    /// For a stream, calls `handler` once when its body has ended: with the bytes handed to the reader, and
-    /// the error that stopped it (`nil` when the body came whole). It is also called, with the error, when
-    /// the head the chain returned was refused. Never called for a call that is not a stream.
+    /// Calls `handler` each time an attempt of this call waits for a connection to its host, because the
+    /// realm's (or the backend's) limit of connections to it are all in use; the attempt starts when one
+    /// comes free. ``LoggingMiddleware`` logs it.
+    public func whenWaitingForConnection(_ handler: @escaping @Sendable (ConnectionWait) -> Void) {
+        call.whenWaitingForConnection(handler)
+    }
+
+    /// For a stream, calls `handler` once when its body has ended, with the bytes handed to the reader and
+    /// the error that stopped it (`nil` when the body came whole); also, with the error, when the head the
+    /// chain returned was refused. Never called for a call that is not a stream.
+    @available(*, deprecated, message: "Use `whenBodyEnds(_:)` on the response `next` returned")
     public func whenStreamEnds(
         _ handler: @escaping @Sendable (_ bytes: Int64, _ error: ServiceError?) -> Void
     ) {
-        streamEnd?.add(handler)
+        call.whenStreamEnds(handler)
     }
 }
 
-/// The handlers of one streamed call's end, called once.
-final class StreamEndHandlers: Sendable {
-    private let handlers = Locked.make([@Sendable (Int64, ServiceError?) -> Void]())
-
-    func add(_ handler: @escaping @Sendable (Int64, ServiceError?) -> Void) {
-        handlers.withLock { $0.append(handler) }
+/// One call as the chain sees it: how its body is read, the times it reached the backend across retries,
+/// the trace its attempts share, and what decides whether two calls may share one trip to the backend.
+final class CallState: Sendable {
+    /// How a call's body is read.
+    enum Mode: Sendable {
+        /// Whole, into memory or a file, before the call returns.
+        case buffered
+        /// As it arrives, by the stream's reader after the chain has returned the head.
+        case streamed
     }
 
-    /// Calls every handler once; later calls do nothing.
-    func end(bytes: Int64, error: ServiceError?) {
-        let taken = handlers.withLock { handlers in
-            defer { handlers = [] }
-            return handlers
-        }
-        for handler in taken { handler(bytes, error) }
-    }
-}
-
-/// Counts the times one call reached the backend, across retries; and keeps the call's trace, which every
-/// attempt shares.
-final class AttemptCounter: Sendable {
-    private struct State {
-        var count = 0
-        var trace: TraceContext?
-    }
-
+    let mode: Mode
+    /// Everything besides the request itself that decides what goes out and what is trusted (backend,
+    /// TLS policy, cookie jar, limits): calls may share a trip only when these are equal; `nil` when the
+    /// call must not share one.
+    let sendingRules: (any Hashable & Sendable)?
+    /// Where the call's events go, when the realm has observers.
+    let events: EventEmitter?
     private let state = Locked.make(State())
 
-    var value: Int { state.withLock { $0.count } }
+    private struct State {
+        var attempts = 0
+        var trace: TraceContext?
+        var streamEnds: [@Sendable (Int64, ServiceError?) -> Void] = []
+        /// The attempts' bodies still arriving (streamed calls), until the chain is done.
+        var bodies: [any ArrivingBody] = []
+        var connectionWaits: [@Sendable (ConnectionWait) -> Void] = []
+    }
 
-    func increment() -> Int {
+    init(mode: Mode, sendingRules: (any Hashable & Sendable)? = nil, events: EventEmitter? = nil) {
+        self.mode = mode
+        self.sendingRules = sendingRules
+        self.events = events
+    }
+
+    func whenWaitingForConnection(_ handler: @escaping @Sendable (ConnectionWait) -> Void) {
+        state.withLock { $0.connectionWaits.append(handler) }
+    }
+
+    var attempts: Int { state.withLock { $0.attempts } }
+
+    /// Counts an attempt; its number.
+    func nextAttempt() -> Int {
         state.withLock { state in
-            state.count += 1
-            return state.count
+            state.attempts += 1
+            return state.attempts
         }
     }
 
@@ -116,6 +142,35 @@ final class AttemptCounter: Sendable {
             state.trace = trace
             return trace
         }
+    }
+
+    /// Keeps an attempt's body still arriving, until the chain has returned.
+    func keep(_ body: any ArrivingBody) {
+        state.withLock { $0.bodies.append(body) }
+    }
+
+    /// The chain has returned: every attempt's body but the answer's stops (a retried attempt's, one a
+    /// middleware set aside), so that none holds its connection for nothing.
+    func stopBodies(but answer: (any ArrivingBody)?) {
+        let bodies = state.withLock { state in
+            defer { state.bodies = [] }
+            return state.bodies
+        }
+        for body in bodies where body !== answer { body.cancel() }
+    }
+
+    func whenStreamEnds(_ handler: @escaping @Sendable (Int64, ServiceError?) -> Void) {
+        guard mode == .streamed else { return }
+        state.withLock { $0.streamEnds.append(handler) }
+    }
+
+    /// The stream's body ended (or its head was refused): the handlers of ``whenStreamEnds(_:)`` hear it once.
+    func streamEnded(bytes: Int64, error: ServiceError?) {
+        let handlers = state.withLock { state in
+            defer { state.streamEnds = [] }
+            return state.streamEnds
+        }
+        for handler in handlers { handler(bytes, error) }
     }
 }
 
@@ -153,5 +208,18 @@ public struct Hooks: Middleware {
             didReceive(.failure(ServiceError(error, request: request, attempts: context.attempts)), context)
             throw error
         }
+    }
+}
+
+/// What a backend reports while it works on one of the call's attempts reaches the call's observers and the
+/// middleware that asked.
+extension CallState: TransferReporting {
+    func redirected(from: URL, to: URL, statusCode: Int) {
+        events?.redirected(from: from, to: to, statusCode: statusCode)
+    }
+
+    func waitingForConnection(_ wait: ConnectionWait) {
+        events?.waitingForConnection(wait)
+        for handler in state.withLock({ $0.connectionWaits }) { handler(wait) }
     }
 }

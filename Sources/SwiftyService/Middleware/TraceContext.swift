@@ -25,17 +25,31 @@ public struct TraceContext: Sendable, Hashable {
         TraceContext(traceID: randomHex(bytes: 16), parentSpanID: nil, sampled: sampled, state: nil)
     }
 
-    /// The context a `traceparent` header (and its `tracestate`) carry; `nil` when it is not a valid version-00
-    /// value.
+    /// The context a `traceparent` header (and its `tracestate`) carry; `nil` when the trace must be
+    /// restarted instead.
+    ///
+    /// Version `00` is read exactly: 55 characters, `00-<trace-id>-<parent-id>-<flags>`. A later version is
+    /// read as the specification says for versions it does not know yet (W3C Trace Context, "Versioning of
+    /// traceparent"): at least 55 characters, the trace-id, parent-id and flags where version 00 has them,
+    /// and after the flags either the end or a `-` that starts fields of that version, which are ignored.
+    /// Version `ff`, upper-case hex, and a trace-id or parent-id of zeros are invalid in every version.
     public init?(traceparent: String, tracestate: String? = nil) {
-        let parts = traceparent.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "00", Self.isHex(parts[1], count: 32),
-            Self.isHex(parts[2], count: 16),
-            Self.isHex(parts[3], count: 2), parts[1].contains(where: { $0 != "0" }),
-            parts[2].contains(where: { $0 != "0" }), let flags = UInt8(parts[3], radix: 16)
+        let characters = Array(traceparent.utf8)
+        let dash = UInt8(ascii: "-")
+        guard characters.count >= 55, Self.isHex(characters[0..<2]), characters[2] == dash,
+            !(characters[0] == UInt8(ascii: "f") && characters[1] == UInt8(ascii: "f"))
+        else { return nil }
+        let isVersionZero = characters[0] == UInt8(ascii: "0") && characters[1] == UInt8(ascii: "0")
+        guard isVersionZero ? characters.count == 55 : (characters.count == 55 || characters[55] == dash),
+            Self.isHex(characters[3..<35]), characters[35] == dash, Self.isHex(characters[36..<52]),
+            characters[52] == dash, Self.isHex(characters[53..<55]),
+            characters[3..<35].contains(where: { $0 != UInt8(ascii: "0") }),
+            characters[36..<52].contains(where: { $0 != UInt8(ascii: "0") }),
+            let flags = UInt8(String(decoding: characters[53..<55], as: UTF8.self), radix: 16)
         else { return nil }
         self.init(
-            traceID: String(parts[1]), parentSpanID: String(parts[2]), sampled: flags & 1 == 1,
+            traceID: String(decoding: characters[3..<35], as: UTF8.self),
+            parentSpanID: String(decoding: characters[36..<52], as: UTF8.self), sampled: flags & 1 == 1,
             state: tracestate)
     }
 
@@ -60,9 +74,9 @@ public struct TraceContext: Sendable, Hashable {
         }
     }
 
-    private static func isHex(_ text: Substring, count: Int) -> Bool {
-        text.utf8.count == count
-            && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    /// Whether every character is a lower-case hex digit, as the specification's `HEXDIGLC`.
+    private static func isHex(_ characters: ArraySlice<UInt8>) -> Bool {
+        characters.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
     }
 }
 
@@ -90,6 +104,10 @@ public struct TraceSpan: Sendable {
 /// Adds W3C `traceparent` (and `tracestate`) to each request: continuing ``TraceContext/current``, or the
 /// `traceparent` the request carries, or a new trace that every attempt of the call shares.
 ///
+/// The `tracestate` sent is the continued trace's: a `tracestate` the request carries goes with its
+/// `traceparent`, so when that one is not continued (it is invalid, or ``TraceContext/current`` wins) the
+/// request's `tracestate` is not sent either, as the specification says for a restarted trace.
+///
 /// Added after (inside) ``RetryMiddleware``, each attempt is a span of its own with the same trace:
 /// ```swift
 /// realm.addMiddleware(.retry())
@@ -107,7 +125,7 @@ public struct TraceContextMiddleware: Middleware {
     public func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
         -> Response
     {
-        let trace = context.counter.trace {
+        let trace = context.call.trace {
             TraceContext.current
                 ?? request.value(forHTTPHeaderField: "traceparent").flatMap {
                     TraceContext(traceparent: $0, tracestate: request.value(forHTTPHeaderField: "tracestate"))
@@ -116,7 +134,7 @@ public struct TraceContextMiddleware: Middleware {
         let span = TraceContext.randomHex(bytes: 8)
         var traced = request
         traced.setValue(trace.traceparent(span: span), forHTTPHeaderField: "traceparent")
-        if let state = trace.state { traced.setValue(state, forHTTPHeaderField: "tracestate") }
+        traced.setValue(trace.state, forHTTPHeaderField: "tracestate")
         let start = Date()
         func report(_ statusCode: Int?, _ error: ServiceError?) {
             onSpan?(

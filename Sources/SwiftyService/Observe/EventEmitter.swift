@@ -62,6 +62,16 @@ final class EventEmitter: Sendable {
     }
 }
 
+extension EventEmitter: TransferReporting {
+    func redirected(from: URL, to: URL, statusCode: Int) {
+        emit(.redirected(from: from, to: to, statusCode: statusCode))
+    }
+
+    func waitingForConnection(_ wait: ConnectionWait) {
+        emit(.waitingForConnection(wait))
+    }
+}
+
 /// The metrics of one call's attempts, in the order they ended (attempts through middleware).
 final class MetricsLog: Sendable {
     private let entries = Locked.make([TransferMetrics]())

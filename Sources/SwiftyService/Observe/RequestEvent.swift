@@ -23,6 +23,9 @@ public struct RequestEvent: Sendable {
         case attemptStarted(attempt: Int, URLRequest)
         /// A redirect was followed, from one URL to the next (the next hop's secrets stripped already).
         case redirected(from: URL, to: URL, statusCode: Int)
+        /// The attempt waits for a connection to its host: as many as the realm's (or the backend's) limit
+        /// allows are in use, and it starts when one comes free (``RealmConfiguration/setMaxConnectionsPerHost(_:)``).
+        case waitingForConnection(ConnectionWait)
         /// An attempt's response head arrived.
         case responseHead(attempt: Int, HTTPURLResponse)
         /// A retry was scheduled after `attempt`, to start after `delay` seconds, for `reason`.

@@ -4,58 +4,206 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// A built request's way to its outcome: the exchange it lives in, the middleware chain, one attempt at a
-/// time to the backend; the verdict and the settlement (Verdict.swift, Settlement.swift) when it answers.
+/// One call's way to its head, whether its body is read whole or streamed: the exchange it lives in, the
+/// middleware chain, one trip to the backend at a time. The verdict and the settlement (Verdict.swift,
+/// Settlement.swift) judge what comes back; a streamed call then hands its body to the reader
+/// (StreamedCall.swift).
 extension PreparedRequest {
-    /// The request's exchange, not started: its answer is judged and settled by this request.
-    func makeExchange() -> Exchange {
-        Exchange(request: urlRequest, settling: self, endsWhenAbandoned: true)
+    /// One call of this request: its exchange, not started, and what the chain keeps of it.
+    struct Call {
+        let exchange: Exchange
+        /// The chain's record of the call: `nil` on the fast path, which has no chain.
+        let state: CallState?
+        let mode: CallState.Mode
     }
 
-    /// Starts the request in `exchange`: straight to the backend when there is no middleware (no task, no
-    /// hop), through the chain in a task otherwise. `askingCache: false` when the leading cache has just
-    /// said it has no immediate answer; `awaited` when the sender does nothing but await the exchange, so
-    /// that a backend may carry the request out on its thread.
-    func start(_ exchange: Exchange, askingCache: Bool = true, awaited: Bool = false) {
-        backendRequest.events?.emit(.built(urlRequest))
-        if let resourceTimeout { exchange.expire(after: resourceTimeout) }
-        guard middleware.isEmpty else {
-            // A fresh hit of a cache first in the chain needs no task: nothing before it must see the request.
-            if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
-                backendRequest.events?.emit(.cacheHit)
-                exchange.start { answer in
-                    answer(.success(hit))
-                    return .uncancellable
-                }
-                return
-            }
-            exchange.start { answer in
-                let task = Task { answer(await throughChain()) }
-                return BackendTask { task.cancel() }
+    /// A call whose body is read as `mode` says; its answer is judged and settled by this request.
+    func makeCall(_ mode: CallState.Mode = .buffered) -> Call {
+        let state =
+            middleware.isEmpty ? nil : CallState(mode: mode, sendingRules: sendingRules(), events: events)
+        let settlement = CallSettlement(request: self, call: state, mode: mode)
+        let exchange = Exchange(
+            request: urlRequest, settling: settlement, endsWhenAbandoned: true, keepsBody: mode == .streamed)
+        return Call(exchange: exchange, state: state, mode: mode)
+    }
+
+    /// Starts `call`: straight to the backend when there is no middleware (no task, no hop), through the
+    /// chain in a task otherwise. `askingCache: false` when the leading cache has just said it has no
+    /// immediate answer; `awaited` when the sender does nothing but await the call, so that a backend may
+    /// carry the request out on its thread.
+    func start(_ call: Call, askingCache: Bool = true, awaited: Bool = false) {
+        events?.emit(.built(urlRequest))
+        // A stream gets the deadline its settings chose, never the default of a buffered request.
+        let deadline = call.mode == .streamed ? limits.resourceTimeout(for: .stream) : resourceTimeout
+        if let deadline { call.exchange.expire(after: deadline) }
+        guard let state = call.state else {
+            call.exchange.start { exchange in
+                transmit(backendRequest, attempt: 1, mode: call.mode, awaited: awaited, to: exchange)
             }
             return
         }
-        let request = urlRequest
-        exchange.start { answer in
-            let jar = backendRequest.cookieJar
-            let completion: @Sendable (Result<Response, any Error>) -> Void = { result in
-                if let jar, case let .success(response) = result { response.keepCookies(in: jar) }
-                answer(result.mapError { ServiceError($0, request: request) })
-            }
-            backendRequest.events?.emit(.attemptStarted(attempt: 1, request))
-            // Most requests go as built: no copy to change, no policy to check.
-            if jar == nil, backendRequest.tlsPolicy == nil, !backendRequest.needsAdapting(for: backend) {
-                return send(backendRequest, awaited: awaited, completion: completion)
-            }
-            var sent = backendRequest
-            do {
-                try sent.adapt(for: backend)
-            } catch {
-                answer(.failure(ServiceError(error, request: request)))
+        // A fresh hit of a cache first in the chain needs no task: nothing before it must see the request.
+        if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
+            events?.emit(.cacheHit)
+            call.exchange.start { answer in
+                answer(.success(hit))
                 return .uncancellable
             }
-            sent.addCookies()
-            return send(sent, awaited: awaited, completion: completion)
+            return
+        }
+        call.exchange.start { answer in
+            let task = Task { answer(await throughChain(state)) }
+            return BackendTask { task.cancel() }
+        }
+    }
+
+    /// Sends the request and waits for the whole answer; cancelling the task cancels the request. The
+    /// realm's callback queue plays no part: the caller's task resumes on its own executor.
+    func response() async throws -> Response {
+        // A fresh hit of a cache first in the chain needs no exchange either: an answer there before the
+        // request starts has no backend, timer or task to race, and is settled as the exchange would.
+        // Cancelled already, the request takes the exchange's way, which ends it as cancelled.
+        let askingCache = leadingCache != nil && !Task.isCancelled
+        if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
+            events?.emit(.built(urlRequest))
+            events?.emit(.cacheHit)
+            return try settle(.success(hit), mode: .buffered, call: nil).get()
+        }
+        let call = makeCall(.buffered)
+        // Cancelled before it starts, the request is never sent.
+        return try await withTaskCancellationHandler {
+            try await call.exchange.untilFinished { start(call, askingCache: !askingCache, awaited: true) }.get()
+        } onCancel: {
+            call.exchange.cancel()
+        }
+    }
+
+    /// Runs the middleware chain: the response that comes out of it, whatever its status, or the failure.
+    /// The bodies of attempts that did not become the answer stop here, if nothing stopped them before.
+    private func throughChain(_ call: CallState) async -> Exchange.Outcome {
+        let context = RequestContext(
+            builtFrom: backendRequest.builtFrom, crudMethod: backendRequest.crudMethod,
+            redaction: backendRequest.redaction, call: call, events: events, metricsLog: metricsLog)
+        let outcome: Exchange.Outcome
+        do {
+            outcome = .success(try await link(0, context: context)(urlRequest))
+        } catch {
+            outcome = .failure(ServiceError(error, request: urlRequest, attempts: context.attempts))
+        }
+        call.stopBodies(but: outcome.streamedBody)
+        return outcome
+    }
+
+    /// The chain from middleware `index` on; past the last one, one attempt at the backend.
+    private func link(_ index: Int, context: RequestContext) -> MiddlewareNext {
+        guard index < middleware.count else {
+            return MiddlewareNext { request in try await self.attempt(request, context: context) }
+        }
+        let current = middleware[index]
+        let next = link(index + 1, context: context)
+        return MiddlewareNext { request in
+            try Task.checkCancellation()
+            return try await current.intercept(request, context: context, next: next)
+        }
+    }
+
+    /// One trip to the backend, in an exchange of its own that the head answers, for a request a
+    /// middleware may have changed; every status comes back. Cancelling the task cancels the attempt.
+    private func attempt(_ request: URLRequest, context: RequestContext) async throws -> Response {
+        let (number, sent) = try attemptRequest(request, context: context)
+        let attempt = Exchange(request: request)
+        let mode = context.call.mode
+        let outcome = await withTaskCancellationHandler {
+            attempt.start { exchange in transmit(sent, attempt: number, mode: mode, awaited: true, to: exchange) }
+            return await attempt.outcome(cancelling: true)
+        } onCancel: {
+            attempt.cancel()
+        }
+        var response = try outcome.mapError { $0.counting(number) }.get()
+        if let body = response.arrivingBody { context.call.keep(body) }
+        response.attempts = number
+        context.events?.emit(.responseHead(attempt: number, response.response))
+        if metricsLog != nil {
+            log(response.metrics, attempt: number)
+            response.metrics = metricsLog?.all ?? []
+        }
+        return response
+    }
+
+    /// Keeps an attempt's metrics in the call's log, numbered.
+    private func log(_ metrics: [TransferMetrics], attempt: Int) {
+        guard let metricsLog else { return }
+        for var entry in metrics {
+            entry.attempt = attempt
+            metricsLog.add(entry)
+        }
+    }
+
+    /// One trip to the backend for `request`: made fit for it (the TLS policy checked, a file body read
+    /// for a backend that does not stream, the jar's cookies added), then sent whole or streamed as the
+    /// call reads its body. `exchange` hears the head (with the body whole, or arriving) or the failure,
+    /// named with its own request; the cookies the head sets are kept first.
+    private func transmit(
+        _ request: BackendRequest, attempt: Int, mode: CallState.Mode, awaited: Bool, to exchange: Exchange
+    ) -> BackendTask {
+        // Most requests go as built: no copy to change, no policy to check.
+        if mode == .buffered, request.cookieJar == nil, request.tlsPolicy == nil,
+            !request.needsAdapting(for: backend)
+        {
+            events?.emit(.attemptStarted(attempt: attempt, request.urlRequest))
+            return send(request, awaited: awaited, completion: answering(exchange, attempt: attempt, keeping: nil))
+        }
+        let original = request.urlRequest
+        let streaming = mode == .streamed ? backend as? any StreamingBackend : nil
+        var sent = request
+        if mode == .streamed {
+            // A stream's body goes to its reader, not to a file; only its lines and events have a size limit,
+            // unless the realm sets one (held to it here when the backend answers whole).
+            sent.downloadFile = nil
+            sent.maxResponseSize = streaming != nil ? nil : limits.maxResponseSize(for: .stream)
+        }
+        if sent.cookieJar != nil || sent.tlsPolicy != nil || sent.needsAdapting(for: backend) {
+            do {
+                try sent.adapt(for: backend)
+                try sent.addCookies()
+            } catch {
+                exchange.answer(.failure(ServiceError(error, request: original)))
+                return .uncancellable
+            }
+        }
+        events?.emit(.attemptStarted(attempt: attempt, sent.urlRequest))
+        let heard = answering(exchange, attempt: attempt, keeping: sent.cookieJar)
+        guard mode == .streamed else { return send(sent, awaited: awaited, completion: heard) }
+        // A backend that does not stream answers whole; its body still reaches the chain as a stream does,
+        // so that middleware sees every stream the same way.
+        let sink = StreamSink(request: original, onHead: heard)
+        let task =
+            if let streaming {
+                streaming.stream(sent, into: sink)
+            } else {
+                backend.send(sent) { result in sink.deliver(result) }
+            }
+        sink.attach(task)
+        return task
+    }
+
+    /// What a backend's answer does: the cookies the head sets kept in `jar`, a failed attempt's metrics kept
+    /// in the call's log, then `exchange` answered, a failure named with the exchange's own request.
+    private func answering(_ exchange: Exchange, attempt: Int, keeping jar: CookieJar?)
+        -> @Sendable (Result<Response, any Error>) -> Void
+    {
+        let log = metricsLog
+        return { result in
+            switch result {
+            case let .success(response):
+                if let jar { response.keepCookies(in: jar) }
+            case let .failure(error):
+                if let log, var metrics = (error as? MeasuredFailure)?.metrics {
+                    metrics.attempt = attempt
+                    log.add(metrics)
+                }
+            }
+            exchange.answer(result.mapError { ServiceError($0, request: exchange.request) })
         }
     }
 
@@ -72,93 +220,9 @@ extension PreparedRequest {
         return backend.send(request, completion: completion)
     }
 
-    /// Sends the request and waits for the answer; cancelling the task cancels the request. The realm's
-    /// callback queue plays no part: the caller's task resumes on its own executor.
-    func response() async throws -> Response {
-        // A fresh hit of a cache first in the chain needs no exchange either: an answer there before the
-        // request starts has no backend, timer or task to race, and is settled as the exchange would.
-        // Cancelled already, the request takes the exchange's way, which ends it as cancelled.
-        let askingCache = leadingCache != nil && !Task.isCancelled
-        if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
-            backendRequest.events?.emit(.built(urlRequest))
-            backendRequest.events?.emit(.cacheHit)
-            return try settle(.success(hit)).get()
-        }
-        let exchange = makeExchange()
-        // Cancelled before it starts, the request is never sent.
-        return try await withTaskCancellationHandler {
-            start(exchange, askingCache: !askingCache, awaited: true)
-            return try await exchange.untilFinished().get()
-        } onCancel: {
-            exchange.cancel()
-        }
-    }
-
-    /// Runs the middleware chain: the response that comes out of it, whatever its status, or the failure.
-    private func throughChain() async -> Exchange.Outcome {
-        let context = RequestContext(
-            builtFrom: backendRequest.builtFrom, crudMethod: backendRequest.crudMethod,
-            redaction: backendRequest.redaction, counter: AttemptCounter(), events: backendRequest.events,
-            metricsLog: metricsLog)
-        do {
-            return .success(try await link(0, context: context)(urlRequest))
-        } catch {
-            return .failure(ServiceError(error, request: urlRequest, attempts: context.attempts))
-        }
-    }
-
-    /// The chain from middleware `index` on; past the last one, one attempt at the backend.
-    private func link(_ index: Int, context: RequestContext) -> MiddlewareNext {
-        guard index < middleware.count else {
-            return MiddlewareNext { request in try await self.attempt(request, context: context) }
-        }
-        let current = middleware[index]
-        let next = link(index + 1, context: context)
-        return MiddlewareNext { request in
-            try Task.checkCancellation()
-            return try await current.intercept(request, context: context, next: next)
-        }
-    }
-
-    /// One trip to the backend, in an exchange of its own, for a request a middleware may have changed;
-    /// every status comes back. Cancelling the task cancels the attempt.
-    private func attempt(_ request: URLRequest, context: RequestContext) async throws -> Response {
-        var (number, sent) = try attemptRequest(request, context: context)
-        try sent.adapt(for: backend)
-        sent.addCookies()
-        context.events?.emit(.attemptStarted(attempt: number, sent.urlRequest))
-        let attempt = Exchange(request: request)
-        let outcome = await withTaskCancellationHandler {
-            attempt.start { [sent] answer in
-                send(sent, awaited: true) { result in
-                    if let jar = sent.cookieJar, case let .success(response) = result {
-                        response.keepCookies(in: jar)
-                    }
-                    answer(result.mapError { ServiceError($0, request: request) })
-                }
-            }
-            return await attempt.outcome(cancelling: true)
-        } onCancel: {
-            attempt.cancel()
-        }
-        var response = try outcome.mapError { $0.counting(number) }.get()
-        response.attempts = number
-        context.events?.emit(.responseHead(attempt: number, response.response))
-        if let log = context.metricsLog {
-            for var metrics in response.metrics {
-                metrics.attempt = number
-                log.add(metrics)
-            }
-            response.metrics = log.all
-        }
-        return response
-    }
-}
-
-extension PreparedRequest {
     /// The next attempt's number and the request it sends: `request` as a middleware left it, checked
     /// again (nothing unsafe goes out), with a timeout every backend can use (a middleware may set any).
-    func attemptRequest(_ request: URLRequest, context: RequestContext) throws(ServiceError)
+    private func attemptRequest(_ request: URLRequest, context: RequestContext) throws(ServiceError)
         -> (number: Int, sent: BackendRequest)
     {
         if let problem = TransportRules.problem(with: request) {
@@ -168,10 +232,42 @@ extension PreparedRequest {
         }
         var sent = backendRequest
         sent.urlRequest = request
+        // The call hears what the backend reports of the attempt, for its observers and its middleware.
+        sent.reports = context.call
         let timeout = request.timeoutInterval
         if timeout.usableTimeout != timeout { sent.urlRequest.timeoutInterval = timeout.usableTimeout }
-        return (context.counter.increment(), sent)
+        return (context.call.nextAttempt(), sent)
     }
+
+    /// What besides the request decides what a trip sends and trusts, for a call that may share one; `nil`
+    /// when it may not, or when the backend cannot be told apart from another (a value, not an object).
+    private func sendingRules() -> (any Hashable & Sendable)? {
+        guard coalesces, type(of: backend as Any) is AnyClass else { return nil }
+        return SendingRules(
+            backend: ObjectIdentifier(backend as AnyObject), tlsPolicy: backendRequest.tlsPolicy,
+            cookieJar: backendRequest.cookieJar.map(ObjectIdentifier.init),
+            maxResponseSize: backendRequest.maxResponseSize, collectsMetrics: backendRequest.collectsMetrics,
+            bodyFile: backendRequest.bodyFile, redaction: backendRequest.redaction,
+            crudMethod: backendRequest.crudMethod, sampleData: backendRequest.sampleData,
+            endpoint: backendRequest.builtFrom.map { ObjectIdentifier(type(of: $0)) })
+    }
+}
+
+/// Everything besides the `URLRequest` that decides what a trip to the backend sends and what it trusts:
+/// two calls share a trip only when these are equal as well.
+private struct SendingRules: Hashable {
+    let backend: ObjectIdentifier
+    let tlsPolicy: TLSPolicy?
+    let cookieJar: ObjectIdentifier?
+    let maxResponseSize: Int?
+    let collectsMetrics: Bool
+    let bodyFile: URL?
+    let redaction: Redaction
+    let crudMethod: CRUDMethod?
+    /// What a stub answers with.
+    let sampleData: Data
+    /// The endpoint's type, which a stub may answer by.
+    let endpoint: ObjectIdentifier?
 }
 
 extension ServiceError {
@@ -184,14 +280,6 @@ extension ServiceError {
         case let .cancelled(request, _): .cancelled(request, attempts: attempt)
         default: self
         }
-    }
-}
-
-extension Exchange {
-    /// `waiter`, told on `queue` when there is one.
-    static func waiter(_ waiter: @escaping Waiter, on queue: DispatchQueue?) -> Waiter {
-        guard let queue else { return waiter }
-        return { outcome in queue.async { waiter(outcome) } }
     }
 }
 

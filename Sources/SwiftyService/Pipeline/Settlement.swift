@@ -4,27 +4,71 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The effects of a request's outcome — its download moved into place, its last progress reports — in the
-/// one place that runs them, and only for the outcome its exchange delivers.
-extension PreparedRequest: Settling {
+/// How one call's answer is settled: by its request, as its body is read.
+struct CallSettlement: Settling {
+    let request: PreparedRequest
+    let call: CallState?
+    let mode: CallState.Mode
+
     func settle(_ answer: Exchange.Outcome) -> Exchange.Outcome {
-        guard let events = backendRequest.events else { return outcome(of: answer) }
+        request.settle(answer, mode: mode, call: call)
+    }
+
+    func discard(_ answer: Exchange.Outcome) {
+        request.discardDownload()
+        // A head that came too late: its body, if any, stops now rather than when the answer is let go of.
+        answer.streamedBody?.cancel()
+    }
+
+    func stop(_ outcome: Exchange.Outcome) {
+        request.progress?.stop()
+        request.events?.finish(outcome, metrics: request.metricsLog?.all ?? [])
+        if mode == .streamed, case let .failure(error) = outcome {
+            call?.streamEnded(bytes: 0, error: error)
+        }
+    }
+}
+
+/// The effects of a call's outcome — its download moved into place, its last progress reports, the end its
+/// observers hear — in the one place that runs them, and only for the outcome its exchange delivers.
+extension PreparedRequest {
+    /// The outcome `answer` stands for, its effects carried out. A streamed body is judged by its head
+    /// here; its end is told when it ends (an accepted one) or by ``openStream()`` (a refused one, whose
+    /// error body is read first).
+    func settle(_ answer: Exchange.Outcome, mode: CallState.Mode, call: CallState?) -> Exchange.Outcome {
         // Through middleware, each attempt told its head already.
         if middleware.isEmpty, case let .success(response) = answer {
-            events.emit(.responseHead(attempt: 1, response.response))
+            events?.emit(.responseHead(attempt: 1, response.response))
+        }
+        if case let .success(head) = answer, let body = head.arrivingBody {
+            guard validStatusCodes.contains(head.statusCode) else { return answer }
+            let events = events
+            let metrics = metricsLog
+            // The head alone: a handler that held the body's owner would keep a stream let go of running.
+            let headOnly = head.whole(Data())
+            body.whenEnded { bytes, error in
+                call?.streamEnded(bytes: bytes, error: error)
+                events?.finish(error.map { .failure($0) } ?? .success(headOnly), metrics: metrics?.all ?? [])
+            }
+            return answer
         }
         let outcome = outcome(of: answer)
-        events.finish(outcome, metrics: metricsLog?.all ?? [])
+        if mode == .streamed {
+            let bytes = (try? outcome.get()).map { Int64($0.data.count) } ?? 0
+            call?.streamEnded(bytes: bytes, error: outcome.failure)
+        }
+        events?.finish(outcome, metrics: metricsLog?.all ?? [])
         return outcome
     }
 
+    /// The outcome of a whole answer: its size held to the limit, its download settled, its status judged.
     private func outcome(of answer: Exchange.Outcome) -> Exchange.Outcome {
         guard case let .success(accepted) = answer else {
             discardDownload()
             return answer
         }
         // The usual answer has nothing to settle: passed on as it is, not rebuilt around a copy.
-        if download == nil, backendRequest.progress == nil, validStatusCodes.contains(accepted.statusCode),
+        if download == nil, progress == nil, validStatusCodes.contains(accepted.statusCode),
             sizeProblem(of: accepted) == nil
         {
             return answer
@@ -44,18 +88,9 @@ extension PreparedRequest: Settling {
         return verdict(on: response)
     }
 
-    func discard(_ answer: Exchange.Outcome) {
-        discardDownload()
-    }
-
-    func stop(_ outcome: Exchange.Outcome) {
-        backendRequest.progress?.stop()
-        backendRequest.events?.finish(outcome, metrics: metricsLog?.all ?? [])
-    }
-
     /// Moves an accepted download into place; a refused one keeps the start of its body, to explain why.
     private func settleDownload(of response: inout Response) throws {
-        guard let download, let staging = backendRequest.downloadFile else { return }
+        guard let download, let staging = downloadStaging else { return }
         try download.prepareDirectory()
         if response.fileURL == nil { try response.data.write(to: staging) }
         if validStatusCodes.contains(response.statusCode) {
@@ -71,7 +106,7 @@ extension PreparedRequest: Settling {
 
     /// The 100% reports a caller gets last, for every direction that moved bytes.
     private func reportFinalProgress(of response: Response) {
-        guard let progress = backendRequest.progress else { return }
+        guard let progress else { return }
         let uploaded = urlRequest.httpBody.map { Int64($0.count) } ?? backendRequest.bodySource?.size ?? 0
         if uploaded > 0 { progress.finish(.upload, total: uploaded) }
         let downloaded =
@@ -82,7 +117,7 @@ extension PreparedRequest: Settling {
 
     /// Removes what a failed, refused or abandoned download left behind.
     func discardDownload() {
-        if let staging = backendRequest.downloadFile { try? FileManager.default.removeItem(at: staging) }
+        if let downloadStaging { try? FileManager.default.removeItem(at: downloadStaging) }
     }
 
     /// The start of a file (1 MB at most): enough of a refused download's body to explain the refusal.
@@ -90,5 +125,13 @@ extension PreparedRequest: Settling {
         guard let handle = try? FileHandle(forReadingFrom: file) else { return Data() }
         defer { try? handle.close() }
         return (try? handle.read(upToCount: 1 << 20)) ?? Data()
+    }
+}
+
+extension Result {
+    /// The failure, if it is one.
+    var failure: Failure? {
+        guard case let .failure(failure) = self else { return nil }
+        return failure
     }
 }

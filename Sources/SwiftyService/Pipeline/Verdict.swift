@@ -16,7 +16,7 @@ extension PreparedRequest {
 
     /// A body past the realm's limit that the backend could not stop earlier: at least it goes no further.
     func sizeProblem(of response: Response) -> ServiceError? {
-        guard let limit = backendRequest.maxResponseSize, response.data.count > limit else { return nil }
+        guard let limit = maxResponseSize, response.data.count > limit else { return nil }
         return .transport(urlRequest, underlying: ResponseTooLarge(limit: limit), attempts: response.attempts)
     }
 }

@@ -23,6 +23,50 @@ public struct Response: Sendable, CustomStringConvertible {
     /// How each attempt went over the network, phase by phase, when the realm collects metrics; empty
     /// otherwise. Backends that measure set it (one entry for their attempt).
     public var metrics: [TransferMetrics] = []
+    /// The body still arriving, for a streamed call (``SwiftyServiceProtocol/stream()``); `nil` when
+    /// ``data`` (or ``fileURL``) holds the whole body.
+    private(set) var arriving: BodyOwner?
+
+    /// Whether the body is still arriving: the response of a streamed call (``SwiftyServiceProtocol/stream()``)
+    /// as middleware sees it, whose body goes to the stream's reader after the chain. ``data`` is then empty;
+    /// ``whenBodyEnds(_:)`` tells when the body has ended and how.
+    public var isStreamed: Bool { arriving != nil }
+
+    /// Calls `handler` once when the body has ended, with the bytes of it and the error that stopped it
+    /// (`nil` when it came whole): at once for a body in ``data`` or ``fileURL``, at the end of the stream
+    /// for a streamed one (``isStreamed``), whether the reader read it to the end, left early or the
+    /// transfer failed.
+    public func whenBodyEnds(_ handler: @escaping @Sendable (_ bytes: Int64, _ error: ServiceError?) -> Void) {
+        guard let arriving else {
+            let bytes = fileURL.flatMap { try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize } ?? data.count
+            return handler(Int64(bytes), nil)
+        }
+        arriving.body.whenEnded(handler)
+    }
+
+    /// The body still arriving, when there is one.
+    var arrivingBody: (any ArrivingBody)? { arriving?.body }
+
+    /// This head with `body` arriving after it; its `data` is empty.
+    func arriving(_ body: any ArrivingBody) -> Response {
+        var response = self
+        response.data = Data()
+        response.arriving = BodyOwner(body)
+        return response
+    }
+
+    /// This response with its whole body in memory: what arrived of a streamed one, or `data` as it is.
+    func whole(_ body: Data) -> Response {
+        var response = self
+        response.data = body
+        response.arriving = nil
+        return response
+    }
+
+    /// The response's `Set-Cookie` lines, each as the server sent it, where the backend saw them apart
+    /// (CurlBackend); `nil` where it had them only joined with ", " (URLSession on Linux), which the realm's
+    /// cookie jar then splits again by a guess (``CookieJar/splitCombinedSetCookie(_:)``).
+    var setCookieLines: [String]?
 
     /// Where a response came from.
     public enum Source: Sendable, Hashable {
@@ -54,7 +98,7 @@ public struct Response: Sendable, CustomStringConvertible {
     ) {
         self.request = request
         head = Head(
-            url: url ?? request.url ?? URL(string: "about:blank")!, statusCode: statusCode, headers: headers)
+            url: url ?? request.url ?? .placeholder, statusCode: statusCode, headers: headers)
         self.data = data
     }
 
@@ -62,7 +106,7 @@ public struct Response: Sendable, CustomStringConvertible {
     init(request: URLRequest, statusCode: Int, fields: HeaderFields, data: Data, url: URL? = nil) {
         self.request = request
         head = Head(
-            url: url ?? request.url ?? URL(string: "about:blank")!, statusCode: statusCode, fields: fields)
+            url: url ?? request.url ?? .placeholder, statusCode: statusCode, fields: fields)
         self.data = data
     }
 
@@ -74,13 +118,16 @@ public struct Response: Sendable, CustomStringConvertible {
     ) {
         self.request = request
         head = Head(
-            url: request.url ?? URL(string: "about:blank")!, statusCode: statusCode, fields: fields,
+            url: request.url ?? .placeholder, statusCode: statusCode, fields: fields,
             adding: added)
         self.data = data
     }
 
     /// The HTTP status code.
     public var statusCode: Int { head.statusCode }
+
+    /// The URL the response came from (the last hop's), without making the `HTTPURLResponse`.
+    var url: URL { head.url }
 
     /// Every response header, as the cache stores them.
     var allHeaders: [String: String] { head.allHeaders }
@@ -123,9 +170,43 @@ public struct Response: Sendable, CustomStringConvertible {
         }
     }
 
-    /// `200 GET https://api.example.com/v1/user/info?uid=42 (57 bytes)`
+    /// `200 GET https://api.example.com/v1/user/info?uid=42 (57 bytes)`; `(streamed)` for a body still arriving.
     public var description: String {
-        "\(statusCode) \(request.httpMethod ?? "GET") \((request.url?.absoluteString ?? "?").abbreviatedURL) (\(data.count) bytes)"
+        let body = arriving == nil ? "\(data.count) bytes" : "streamed"
+        return
+            "\(statusCode) \(request.httpMethod ?? "GET") \((request.url?.absoluteString ?? "?").abbreviatedURL) (\(body))"
+    }
+}
+
+/// A body still arriving after its head, as a response carries it through the middleware chain to its reader.
+protocol ArrivingBody: AnyObject, Sendable {
+    /// Calls `handler` once when the body has ended: at once if it has.
+    func whenEnded(_ handler: @escaping @Sendable (_ bytes: Int64, _ error: ServiceError?) -> Void)
+    /// Stops the body: its reader hears `error`, and the transfer stops.
+    func stop(with error: ServiceError)
+    /// Stops the body as cancelled.
+    func cancel()
+    /// Whether a reader has started on it: that reader then owns the transfer.
+    var isIterated: Bool { get }
+    /// Calls `whole` with the whole body once it has arrived, when it arrives whole, within `limit` bytes,
+    /// and no reader had taken any of it yet; nothing otherwise. The reader gets the body all the same.
+    func whenWhole(upTo limit: Int, _ whole: @escaping @Sendable (Data) -> Void)
+    /// Reads the rest of the body, up to `limit` bytes (the rest is left unread).
+    func collect(limit: Int) async throws -> Data
+}
+
+/// Holds a body still arriving for the responses and the stream that carry it: when the last of them lets
+/// go of a body no reader has started on — a retried attempt's, a refused head's, a stream never read — the
+/// transfer stops at once and frees its connection.
+final class BodyOwner: Sendable {
+    let body: any ArrivingBody
+
+    init(_ body: any ArrivingBody) {
+        self.body = body
+    }
+
+    deinit {
+        if !body.isIterated { body.cancel() }
     }
 }
 
@@ -139,7 +220,7 @@ extension Response {
     /// The response head: a ready `HTTPURLResponse`, or its parts and the response made from them once asked.
     final class Head: Sendable {
         let statusCode: Int
-        private let url: URL
+        let url: URL
         private let fields: HeaderFields
         /// A field after `fields`, kept apart so that fields shared by many responses (a cache entry's) are
         /// not copied to add it; its name is none of theirs.
@@ -164,7 +245,7 @@ extension Response {
 
         init(_ response: HTTPURLResponse) {
             statusCode = response.statusCode
-            url = response.url ?? URL(string: "about:blank")!
+            url = response.url ?? .placeholder
             fields = HeaderFields()
             added = nil
             isGiven = true

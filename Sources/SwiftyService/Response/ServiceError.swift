@@ -189,7 +189,8 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         case let .transport(_, error, _):
             "transport failed: \(Self.describe(error))"
         case let .timedOut(request, _):
-            "timed out after \(request.timeoutInterval.secondsDescription)"
+            "timed out after \(request.timeoutInterval.secondsDescription) (setTimeout bounds each silence, "
+                + "setResourceTimeout the whole request, by default \(Self.defaultDeadlineInTimeouts) timeouts)"
         case .cancelled:
             "cancelled"
         case let .unacceptableStatusCode(response, _):
@@ -198,6 +199,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
             "status \(response.statusCode), but the body could not be decoded: \(Self.describe(error))"
         }
     }
+
+    /// `5`: how many timeouts a buffered request's default deadline is, as descriptions name it.
+    private static let defaultDeadlineInTimeouts = Int(HTTPLimits.defaultResourceTimeoutFactor)
 
     private static func describe(_ error: any Error) -> String {
         if let error = error as? URLError {
@@ -231,6 +235,10 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
 extension ServiceError {
     /// Turns whatever a backend or middleware reported into the case it means.
     init(_ error: any Error, request: URLRequest, attempts: Int = 1) {
+        if let measured = error as? MeasuredFailure {
+            self.init(measured.underlying, request: request, attempts: attempts)
+            return
+        }
         if let error = error as? ServiceError {
             self = error
             return
@@ -254,13 +262,25 @@ extension ServiceError {
     }
 }
 
-/// A response body over the realm's ``RealmConfiguration/maxResponseSize``; arrives as
-/// ``ServiceError/transport(_:underlying:attempts:)``.
+/// A backend's failure with the metrics of the attempt that failed (when the realm collects them): the
+/// pipeline keeps the metrics for the call's observers and reports the failure itself.
+struct MeasuredFailure: Error {
+    let underlying: any Error
+    let metrics: TransferMetrics
+}
+
+/// A response body over the realm's ``RealmConfiguration/maxResponseSize`` (64 MiB unless the realm says
+/// otherwise); arrives as ``ServiceError/transport(_:underlying:attempts:)``.
 public struct ResponseTooLarge: Error, CustomStringConvertible {
     /// The limit, in bytes.
     public let limit: Int
-    /// `the response body is larger than the 8388608-byte limit`
-    public var description: String { "the response body is larger than the \(limit)-byte limit" }
+    /// `the response body is larger than the 67108864-byte limit on bodies kept in memory (64 MiB by
+    /// default: raise it with setMaxResponseSize, or download the body to a file)`
+    public var description: String {
+        "the response body is larger than the \(limit)-byte limit on bodies kept in memory "
+            + "(\(HTTPLimits.defaultMaxResponseSize >> 20) MiB by default: raise it with "
+            + "setMaxResponseSize, or download the body to a file)"
+    }
 
     /// The failure for a body over `limit` bytes.
     public init(limit: Int) {

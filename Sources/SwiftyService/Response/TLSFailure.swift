@@ -4,6 +4,25 @@ import Foundation
 import FoundationNetworking
 #endif
 
+/// What a failed connection's TLS handshake showed, where the backend watched it (CurlBackend on OpenSSL).
+package struct TLSHandshakeFacts: Sendable, Equatable {
+    /// The server asked for a client certificate (a CertificateRequest message).
+    package var certificateRequested = false
+    /// The server went on after the client's certificate, and so accepted it: a session ticket, its TLS 1.2
+    /// Finished, or a byte of the response.
+    package var serverWentOn = false
+    /// The request presented a client certificate (the realm's policy has an identity).
+    package var certificatePresented = false
+
+    package init(
+        certificateRequested: Bool = false, serverWentOn: Bool = false, certificatePresented: Bool = false
+    ) {
+        self.certificateRequested = certificateRequested
+        self.serverWentOn = serverWentOn
+        self.certificatePresented = certificatePresented
+    }
+}
+
 /// TLS failures told apart the same way on every backend: Apple's `URLError` code for the case, and the
 /// TLS library's own reason as the description.
 ///
@@ -24,10 +43,14 @@ package enum TLSFailure {
     /// - Parameters:
     ///   - curlCode: libcurl's result code (`CURLcode`).
     ///   - reason: the transfer's error buffer, or libcurl's text for the code when that is empty.
-    ///   - certificateRequested: whether the server asked for a client certificate during the handshake.
+    ///   - handshake: what the connection's TLS handshake showed, as far as the backend could watch it.
     package static func error(
-        curlCode: Int32, reason: String, url: URL?, certificateRequested: Bool = false
+        curlCode: Int32, reason: String, url: URL?, handshake: TLSHandshakeFacts = .init()
     ) -> URLError? {
+        if let refusal = clientCertificateRefusal(curlCode: curlCode, reason: reason, url: url, handshake) {
+            return refusal
+        }
+        let certificateRequested = handshake.certificateRequested
         let code: URLError.Code?
         switch curlCode {
         // CURLE_PEER_FAILED_VERIFICATION (60; 51 before 7.62): the server's certificate.
@@ -52,6 +75,34 @@ package enum TLSFailure {
         return code.map { error($0, reason: reason, url: url) }
     }
 
+    /// A connection that a server asking for a client certificate ended before it went on: the certificate (or
+    /// its absence) was refused, whatever libcurl read the end as.
+    ///
+    /// Under TLS 1.3 the server judges the client's certificate after the client has finished its side of the
+    /// handshake and sent its request. A server that closes at once after its alert, with the request unread,
+    /// resets the connection, and the reset may overtake the alert: libcurl then reports a lost connection
+    /// ("Connection reset by peer", "Send failure: Broken pipe", "getpeername() failed with errno 107"),
+    /// which a retry would send again, into the same refusal. The alert's text is not there to read, so the
+    /// handshake itself decides: the server asked for a certificate and never went on (no session ticket, no
+    /// TLS 1.2 Finished after the client's certificate, no byte of a response).
+    static func clientCertificateRefusal(
+        curlCode: Int32, reason: String, url: URL?, _ handshake: TLSHandshakeFacts
+    ) -> URLError? {
+        // CURLE_SSL_CONNECT_ERROR, CURLE_GOT_NOTHING, CURLE_SEND_ERROR, CURLE_RECV_ERROR: the connection
+        // ended during the handshake or before any answer.
+        guard handshake.certificateRequested, !handshake.serverWentOn, [35, 52, 55, 56].contains(curlCode)
+        else { return nil }
+        let presented = handshake.certificatePresented
+        let verdict =
+            presented
+            ? "the server asked for a client certificate and refused the one sent"
+            : "the server asked for a client certificate, none was sent, and it refused to go on"
+        return error(
+            presented ? .clientCertificateRejected : .clientCertificateRequired,
+            reason: "\(verdict) (\(reason))",
+            url: url)
+    }
+
     /// `error` with Apple's code when it is a TLS failure URLSession reported by its reason only (Linux:
     /// code -1 and OpenSSL's text); any other error as it is.
     package static func classified(_ error: any Error) -> any Error {
@@ -60,6 +111,11 @@ package enum TLSFailure {
             let reason = nsError.userInfo[NSLocalizedDescriptionKey] as? String
         else { return error }
         let known = URLError.Code(rawValue: nsError.code)
+        // A verdict on the client certificate comes from what the handshake showed; the alert's text, when
+        // there is one, may name another reason for the same refusal (TLS 1.2's "handshake failure").
+        if error is URLError, known == .clientCertificateRequired || known == .clientCertificateRejected {
+            return error
+        }
         guard
             let code = serverCertificateCode(reason) ?? handshakeCode(reason, certificateRequested: false)
                 ?? (isHandshake(reason) ? .secureConnectionFailed : nil)

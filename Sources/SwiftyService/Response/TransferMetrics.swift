@@ -12,7 +12,9 @@ public struct TransferMetrics: Sendable, Hashable, CustomStringConvertible {
     public var attempt = 1
     /// When the attempt was handed to the backend.
     public var start: Date
-    /// Waiting before the transfer began, for a connection or a slot (libcurl 8.6 and later).
+    /// Waiting before the transfer began, for a connection to the host (the realm's limit of them,
+    /// ``RealmConfiguration/setMaxConnectionsPerHost(_:)``, or the backend's); on `CurlBackend` with libcurl
+    /// 8.6 and later, also in libcurl's own queue. The phases below count from when it ended.
     public var queued: TimeInterval?
     /// Resolving the host name.
     public var dnsLookup: TimeInterval?

@@ -19,6 +19,9 @@ public struct StreamItemTooLarge: Error, Sendable, CustomStringConvertible {
 
 /// Splits bytes that arrive in chunks into lines ended by LF, CR or CRLF; a character split across chunks
 /// is put back together, since lines are decoded as UTF-8 only when whole.
+///
+/// A line longer than the limit ends the splitting, but never costs the lines before it: ``split(_:)``
+/// returns every line the chunk completed before the long one, and the error comes after them.
 public struct LineSplitter: Sendable {
     /// The default longest line: 1 MiB.
     public static let defaultMaxLineLength = 1 << 20
@@ -27,6 +30,8 @@ public struct LineSplitter: Sendable {
     private var partial: [UInt8] = []
     /// The last chunk ended in CR: an LF that starts the next one belongs to it.
     private var afterCR = false
+    /// The line that was too long, once one was: every later call throws it.
+    private var failure: StreamItemTooLarge?
 
     /// A splitter that throws ``StreamItemTooLarge`` for a line longer than `maxLineLength` bytes.
     public init(maxLineLength: Int = LineSplitter.defaultMaxLineLength) {
@@ -34,19 +39,41 @@ public struct LineSplitter: Sendable {
     }
 
     /// The lines that `chunk` completes, without their terminators.
+    ///
+    /// - Throws: ``StreamItemTooLarge`` for a line longer than the limit — at once when the chunk completed
+    ///   no line before it; otherwise the lines before it are returned and the next call (`split` or
+    ///   ``finish()``) throws. Every call after that throws it too.
     public mutating func split(_ chunk: Data) throws(StreamItemTooLarge) -> [String] {
+        if let failure { throw failure }
+        let (lines, failure) = lines(in: chunk)
+        self.failure = failure
+        if let failure, lines.isEmpty { throw failure }
+        return lines
+    }
+
+    /// The lines `chunk` completes up to the first one that is too long, and that one's error: the splitter
+    /// stops there (what follows is not looked at).
+    mutating func lines(in chunk: Data) -> (lines: [String], failure: StreamItemTooLarge?) {
         var lines: [String] = []
         do {
             try split(chunk) { line in lines.append(String(decoding: line, as: UTF8.self)) }
         } catch {
             // Only the splitter throws here, and only this.
-            throw error as? StreamItemTooLarge ?? StreamItemTooLarge(item: "line", limit: maxLineLength)
+            return (lines, error as? StreamItemTooLarge ?? tooLong)
         }
-        return lines
+        return (lines, nil)
     }
 
     /// The last line, if the stream did not end with a terminator.
-    public mutating func finish() -> String? {
+    /// - Throws: ``StreamItemTooLarge`` when a line was too long, and ``split(_:)`` returned the lines
+    ///   before it without throwing yet.
+    public mutating func finish() throws(StreamItemTooLarge) -> String? {
+        if let failure { throw failure }
+        return finishLine()
+    }
+
+    /// The last line, if the stream did not end with a terminator (whatever happened before).
+    mutating func finishLine() -> String? {
         afterCR = false
         guard !partial.isEmpty else { return nil }
         defer { partial = [] }

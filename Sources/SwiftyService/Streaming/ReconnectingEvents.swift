@@ -10,7 +10,8 @@ import FoundationNetworking
 public struct EventReconnection: Sendable, Hashable {
     /// The wait before reconnecting until the server sends a `retry`: 3 s by default, as browsers wait.
     public var delay: TimeInterval
-    /// The most reconnections in a row without an event in between; past it the last failure is thrown.
+    /// The most reconnections in a row without an event in between; past it the last failure is thrown —
+    /// the error that ended the last connection, or ``EventStreamEnded`` when the server ended it cleanly.
     public var maxAttempts: Int
 
     /// A policy that waits `delay` seconds (until the server says otherwise) and tries `maxAttempts` times.
@@ -26,10 +27,14 @@ public struct EventReconnection: Sendable, Hashable {
 extension SwiftyServiceProtocol {
     /// The endpoint's server-sent events across reconnections: when the connection drops, times out or the
     /// server ends the stream, the request is sent again (through the realm's middleware, so token refresh
-    /// and retries apply) with `Last-Event-ID` set to the last event's id, after the server's `retry`.
+    /// and retries apply) with `Last-Event-ID` set to the parser's ``ServerSentEventParser/lastEventID``
+    /// (the ID as of the last blank line read, all events before it handed out), after the server's
+    /// `retry`.
     ///
-    /// It ends when the server answers 204; it throws on a refused status, a line or event past its limit,
-    /// cancellation, or after `policy.maxAttempts` reconnections in a row without an event.
+    /// It ends when the server answers 204; it throws on a refused status, a line or event past its limit
+    /// (after the events before it), cancellation, or after `policy.maxAttempts` reconnections in a row
+    /// without an event: then the error that ended the last connection, or ``EventStreamEnded`` when the
+    /// server ended it cleanly.
     public func serverSentEvents(
         reconnecting policy: EventReconnection = .default,
         maxEventSize: Int = ServerSentEventParser.defaultMaxEventSize
@@ -40,6 +45,18 @@ extension SwiftyServiceProtocol {
             return try await endpoint.override { $0.addHeader("Last-Event-ID", withValue: lastEventID) }
                 .stream()
         }
+    }
+}
+
+/// The server kept ending an event stream cleanly without sending an event, more times in a row than
+/// ``EventReconnection/maxAttempts`` allows; thrown as ``ServiceError/transport(_:underlying:attempts:)``.
+public struct EventStreamEnded: Error, Sendable, CustomStringConvertible {
+    /// The connections in a row that the server ended without an event: the first and each reconnection.
+    public let connections: Int
+
+    /// `the server ended the event stream 6 times in a row without an event`
+    public var description: String {
+        "the server ended the event stream \(connections) times in a row without an event"
     }
 }
 
@@ -65,7 +82,8 @@ public struct ReconnectingEvents: AsyncSequence, Sendable {
         var chunks: ResponseStream.Iterator?
         var ready: [ServerSentEvent] = []
         var index = 0
-        var lastEventID = ""
+        /// An event past its limit, thrown once the events before it are out.
+        var failure: StreamItemTooLarge?
         var lastRequest: URLRequest?
         /// Reconnections since the last event.
         var failures = 0
@@ -84,9 +102,14 @@ public struct ReconnectingEvents: AsyncSequence, Sendable {
                 if index < ready.count {
                     let event = ready[index]
                     index += 1
-                    lastEventID = event.id
                     failures = 0
                     return event
+                }
+                if let failure {
+                    self.failure = nil
+                    finished = true
+                    chunks = nil
+                    throw ServiceError.transport(lastRequest ?? Self.unknown, underlying: failure)
                 }
                 if finished { return nil }
                 guard var current = chunks else {
@@ -96,14 +119,11 @@ public struct ReconnectingEvents: AsyncSequence, Sendable {
                 do {
                     if let chunk = try await current.next() {
                         chunks = current
-                        ready = try parser.parse(chunk)
+                        (ready, failure) = parser.events(in: chunk)
                         index = 0
                     } else {
                         try dropped(nil)
                     }
-                } catch let error as StreamItemTooLarge {
-                    finished = true
-                    throw ServiceError.transport(lastRequest ?? Self.unknown, underlying: error)
                 } catch let error as ServiceError {
                     try dropped(error)
                 }
@@ -116,7 +136,11 @@ public struct ReconnectingEvents: AsyncSequence, Sendable {
             parser.restart()
             failures += 1
             guard let error else {
-                if failures > events.policy.maxAttempts { finished = true }
+                guard failures <= events.policy.maxAttempts else {
+                    finished = true
+                    throw ServiceError.transport(
+                        lastRequest ?? Self.unknown, underlying: EventStreamEnded(connections: failures))
+                }
                 return
             }
             guard Self.reconnects(after: error), failures <= events.policy.maxAttempts else {
@@ -137,7 +161,9 @@ public struct ReconnectingEvents: AsyncSequence, Sendable {
             }
             connected = true
             do {
-                let stream = try await events.open(lastEventID)
+                // Every event the parser dispatched has been handed out by now: its last event ID is the one
+                // to resume from (an `id`-only block included, as the standard says).
+                let stream = try await events.open(parser.lastEventID)
                 lastRequest = stream.response.request
                 if stream.response.statusCode == 204 {
                     finished = true
@@ -159,6 +185,6 @@ public struct ReconnectingEvents: AsyncSequence, Sendable {
             }
         }
 
-        private static let unknown = URLRequest(url: URL(string: "about:blank")!)
+        private static let unknown = URLRequest(url: .placeholder)
     }
 }

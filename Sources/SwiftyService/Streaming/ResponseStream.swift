@@ -10,24 +10,29 @@ import FoundationNetworking
 /// The body can be read once. Leaving the loop early, cancelling the task, or letting go of a stream that
 /// was never read stops the transfer at once and frees its connection. Failures are ``ServiceError``s:
 /// the realm's timeout is the longest silence between chunks, a realm's resource timeout covers the whole
-/// stream, and a line or event past its limit ends it with ``StreamItemTooLarge``.
+/// stream, and a line or event past its limit ends it with ``StreamItemTooLarge``. An item that fails (too
+/// long, or a JSON line that does not decode) ends the items, but every item before it is handed out
+/// first, in order, however the body was split into chunks.
 public struct ResponseStream: AsyncSequence, Sendable {
     /// A chunk of the body.
     public typealias Element = Data
 
     /// The response head, status and headers (its `data` is empty), validated against the endpoint's statuses.
     public let response: Response
-    private let owner: StreamOwner
+    let sink: StreamSink
+    /// What stops the transfer when the stream is let go of unread; `nil` for a body that is whole already.
+    private let owner: BodyOwner?
 
-    init(response: Response, sink: StreamSink) {
+    init(response: Response, body: StreamSink, owner: BodyOwner?) {
         self.response = response
-        owner = StreamOwner(sink)
+        sink = body
+        self.owner = owner
     }
 
     /// Reads the body chunk by chunk.
     public func makeAsyncIterator() -> Iterator {
-        let owns = owner.sink.startIterating()
-        return Iterator(reader: ChunkReader(owner.sink, owns: owns))
+        let owns = sink.startIterating()
+        return Iterator(reader: ChunkReader(sink, owns: owns))
     }
 
     /// Reads the body's chunks as they come.
@@ -42,20 +47,21 @@ public struct ResponseStream: AsyncSequence, Sendable {
     }
 
     /// Whether a loop is waiting for the next chunk (for tests).
-    var hasWaitingReader: Bool { owner.sink.hasWaitingReader }
+    var hasWaitingReader: Bool { sink.hasWaitingReader }
 
     /// The bytes of body handed out so far (for logging at the end of a stream).
-    public var byteCount: Int64 { owner.sink.byteCount }
+    public var byteCount: Int64 { sink.byteCount }
 
     /// The body as lines ended by LF, CR or CRLF, decoded as UTF-8.
     /// - Parameter maxLength: the longest line in bytes; a longer one ends the stream with ``StreamItemTooLarge``.
     public func lines(maxLength: Int = LineSplitter.defaultMaxLineLength) -> StreamedItems<String> {
-        let sink = owner.sink
+        let sink = sink
         return StreamedItems(stream: self) {
             var splitter = LineSplitter(maxLineLength: maxLength)
             return { chunk in
-                guard let chunk else { return splitter.finish().map { [$0] } ?? [] }
-                return try splitter.split(chunk)
+                guard let chunk else { return (splitter.finishLine().map { [$0] } ?? [], nil) }
+                let (lines, failure) = splitter.lines(in: chunk)
+                return (lines, failure)
             }
         } failure: {
             sink.request
@@ -71,15 +77,16 @@ public struct ResponseStream: AsyncSequence, Sendable {
     public func serverSentEvents(maxEventSize: Int = ServerSentEventParser.defaultMaxEventSize)
         -> StreamedItems<ServerSentEvent>
     {
-        let sink = owner.sink
+        let sink = sink
         return StreamedItems(stream: self) {
             var parser = ServerSentEventParser(maxEventSize: maxEventSize)
             return { chunk in
                 guard let chunk else {
-                    parser.finish()
-                    return []
+                    parser.endOfStream()
+                    return ([], nil)
                 }
-                return try parser.parse(chunk)
+                let (events, failure) = parser.events(in: chunk)
+                return (events, failure)
             }
         } failure: {
             sink.request
@@ -91,31 +98,35 @@ public struct ResponseStream: AsyncSequence, Sendable {
 
     /// The body as JSON Lines: one `T` decoded from each line; blank lines are skipped.
     /// - Throws: while iterating, ``ServiceError/decoding(_:underlying:)`` for a line that does not decode,
-    ///   with that line as the response's data.
+    ///   with that line as the response's data, once every value before it has been handed out.
     public func jsonLines<T: Decodable & Sendable>(
         as type: T.Type, decoder: JSONDecoder = JSONDecoder(),
         maxLineLength: Int = LineSplitter.defaultMaxLineLength
     ) -> StreamedItems<T> {
         let head = response
-        let sink = owner.sink
+        let sink = sink
         return StreamedItems(stream: self) {
             var splitter = LineSplitter(maxLineLength: maxLineLength)
-            func decode(_ lines: [String]) throws -> [T] {
-                try lines.compactMap { line in
-                    guard line.contains(where: { !$0.isWhitespace }) else { return nil }
+            /// The values of `lines` up to the first that does not decode, then `failure` if all did.
+            func decode(_ lines: [String], then failure: (any Error)?) -> ([T], (any Error)?) {
+                var values: [T] = []
+                values.reserveCapacity(lines.count)
+                for line in lines where line.contains(where: { !$0.isWhitespace }) {
                     let data = Data(line.utf8)
                     do {
-                        return try decoder.decode(T.self, from: data)
+                        values.append(try decoder.decode(T.self, from: data))
                     } catch {
                         var answer = head
                         answer.data = data
-                        throw ServiceError.decoding(answer, underlying: error)
+                        return (values, ServiceError.decoding(answer, underlying: error))
                     }
                 }
+                return (values, failure)
             }
             return { chunk in
-                guard let chunk else { return try decode(splitter.finish().map { [$0] } ?? []) }
-                return try decode(try splitter.split(chunk))
+                guard let chunk else { return decode(splitter.finishLine().map { [$0] } ?? [], then: nil) }
+                let (lines, failure) = splitter.lines(in: chunk)
+                return decode(lines, then: failure)
             }
         } failure: {
             sink.request
@@ -127,8 +138,9 @@ public struct ResponseStream: AsyncSequence, Sendable {
 public struct StreamedItems<Item: Sendable>: AsyncSequence, Sendable {
     /// One item.
     public typealias Element = Item
-    /// Turns one chunk (or `nil`, the end) into the items it completes.
-    typealias Transform = (Data?) throws -> [Item]
+    /// Turns one chunk (or `nil`, the end) into the items it completes, up to the first that fails, and
+    /// that failure: the items go out first, then the failure ends the sequence.
+    typealias Transform = (Data?) -> (items: [Item], failure: (any Error)?)
 
     private let stream: ResponseStream
     private let makeTransform: @Sendable () -> Transform
@@ -156,43 +168,38 @@ public struct StreamedItems<Item: Sendable>: AsyncSequence, Sendable {
         var ready: [Item] = []
         var index = 0
         var ended = false
+        /// What ends the items once those before it in `ready` are out.
+        var failure: (any Error)?
 
         /// The next item; `nil` at the end of the body.
         /// - Throws: ``ServiceError`` only.
         public mutating func next() async throws -> Item? {
             while index == ready.count {
+                if let failure {
+                    self.failure = nil
+                    ended = true
+                    throw end(with: failure)
+                }
                 if ended { return nil }
                 let chunk = try await chunks.next()
                 if chunk == nil { ended = true }
-                do {
-                    ready = try transform(chunk)
-                } catch let error as StreamItemTooLarge {
-                    chunks.reader.sink.stop(with: .transport(request, underlying: error))
-                    ended = true
-                    throw ServiceError.transport(request, underlying: error)
-                } catch {
-                    chunks.reader.sink.cancel()
-                    ended = true
-                    throw error
-                }
+                (ready, failure) = transform(chunk)
                 index = 0
             }
             defer { index += 1 }
             return ready[index]
         }
-    }
-}
 
-/// Stops the transfer when a stream nobody reads is let go of.
-final class StreamOwner: Sendable {
-    let sink: StreamSink
-
-    init(_ sink: StreamSink) {
-        self.sink = sink
-    }
-
-    deinit {
-        if !sink.isIterated { sink.cancel() }
+        /// Stops the transfer because of an item that failed, and says why as the ``ServiceError`` to throw.
+        private func end(with failure: any Error) -> any Error {
+            if let tooLarge = failure as? StreamItemTooLarge {
+                let error = ServiceError.transport(request, underlying: tooLarge)
+                chunks.reader.sink.stop(with: error)
+                return error
+            }
+            chunks.reader.sink.cancel()
+            return failure
+        }
     }
 }
 

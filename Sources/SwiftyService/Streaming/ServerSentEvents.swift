@@ -25,6 +25,16 @@ public struct ServerSentEvent: Sendable, Hashable {
 /// without a colon has an empty value, one space after the colon is dropped, `data` lines join with LF,
 /// an `id` containing NUL is ignored, `retry` takes ASCII digits only, a blank line dispatches the event
 /// (none when it has no data), and an event the stream ends in the middle of is dropped.
+///
+/// The last event ID follows the standard's model. An `id` field sets the *last event ID buffer*; each
+/// blank line copies that buffer into ``lastEventID`` (the event source's *last event ID string*), whether
+/// or not an event is dispatched — so a block with an `id` and no data moves it too. ``lastEventID`` is
+/// therefore never ahead of the events ``parse(_:)`` has returned: it is the ID a reconnection sends as
+/// `Last-Event-ID`, and the one to resume from. Each event's ``ServerSentEvent/id`` is the value
+/// ``lastEventID`` took when it was dispatched.
+///
+/// An event past the size limit ends the parsing, but never costs the events before it: ``parse(_:)``
+/// returns every event the chunk completed before it, and the error comes after them.
 public struct ServerSentEventParser: Sendable {
     /// The default largest event: 1 MiB of data.
     public static let defaultMaxEventSize = 1 << 20
@@ -37,7 +47,13 @@ public struct ServerSentEventParser: Sendable {
     private var data: [UInt8] = []
     private var hasData = false
     private var retry: Int?
-    /// The last event ID: it stays from event to event.
+    /// The last event ID buffer: set by `id` fields, copied to ``lastEventID`` at each blank line.
+    private var idBuffer = ""
+    /// The event past the limit, once there was one: every later call throws it.
+    private var failure: StreamItemTooLarge?
+    /// The last event ID as of the last blank line read: the `id` of the last event returned, or of a
+    /// later block that had an `id` and no data; `""` for none. It carries over from event to event and
+    /// across ``finish()``; an `id` line whose block has not ended does not count yet.
     public private(set) var lastEventID = ""
     /// The reconnection time the server asked for last, in milliseconds.
     public private(set) var reconnectionTime: Int?
@@ -49,13 +65,27 @@ public struct ServerSentEventParser: Sendable {
     }
 
     /// The events that `chunk` completes.
+    ///
+    /// - Throws: ``StreamItemTooLarge`` for an event (or line) past the limit — at once when the chunk
+    ///   completed no event before it; otherwise the events before it are returned and the next call
+    ///   (`parse` or ``finish()``) throws. Every call after that throws it too.
     public mutating func parse(_ chunk: Data) throws(StreamItemTooLarge) -> [ServerSentEvent] {
+        if let failure { throw failure }
+        let (events, failure) = events(in: chunk)
+        self.failure = failure
+        if let failure, events.isEmpty { throw failure }
+        return events
+    }
+
+    /// The events `chunk` completes up to the first one past the limit, and that one's error: the parser
+    /// stops there (what follows is not looked at).
+    mutating func events(in chunk: Data) -> (events: [ServerSentEvent], failure: StreamItemTooLarge?) {
         var events: [ServerSentEvent] = []
         var chunk = chunk
         if startOfStream {
             // A BOM may be split across chunks: hold the first bytes until they are, or cannot be, one.
             start.append(contentsOf: chunk)
-            if start.count < 3, Self.byteOrderMark.starts(with: start) { return [] }
+            if start.count < 3, Self.byteOrderMark.starts(with: start) { return ([], nil) }
             startOfStream = false
             chunk = Data(start.starts(with: Self.byteOrderMark) ? start.dropFirst(3) : start[...])
             start = []
@@ -69,26 +99,38 @@ public struct ServerSentEventParser: Sendable {
                 if let event = try process(line) { events.append(event) }
             }
         } catch {
-            throw error as? StreamItemTooLarge ?? StreamItemTooLarge(item: "event", limit: maxEventSize)
+            return (
+                events, error as? StreamItemTooLarge ?? StreamItemTooLarge(item: "event", limit: maxEventSize)
+            )
         }
-        return events
+        return (events, nil)
     }
 
     private static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
-    /// The end of the stream: an event without its blank line is dropped, as `EventSource` does.
-    public mutating func finish() {
-        _ = lines.finish()
+    /// The end of the stream: an event without its blank line is dropped, as `EventSource` does (an `id`
+    /// in it included: ``lastEventID`` stays).
+    /// - Throws: ``StreamItemTooLarge`` when an event was past the limit, and ``parse(_:)`` returned the
+    ///   events before it without throwing yet.
+    public mutating func finish() throws(StreamItemTooLarge) {
+        if let failure { throw failure }
+        endOfStream()
+    }
+
+    /// The end of the stream, whatever happened before: the event without its blank line goes.
+    mutating func endOfStream() {
+        _ = lines.finishLine()
         data = []
         hasData = false
         eventType = ""
         retry = nil
+        idBuffer = lastEventID
     }
 
     /// A new connection of the same event source: its stream starts over (a BOM again, no partial event),
     /// the last event ID and the reconnection time stay.
     mutating func restart() {
-        finish()
+        endOfStream()
         startOfStream = true
         start = []
     }
@@ -113,7 +155,7 @@ public struct ServerSentEventParser: Sendable {
         } else if name.elementsEqual("event".utf8) {
             eventType = String(decoding: value, as: UTF8.self)
         } else if name.elementsEqual("id".utf8) {
-            if !value.contains(0) { lastEventID = String(decoding: value, as: UTF8.self) }
+            if !value.contains(0) { idBuffer = String(decoding: value, as: UTF8.self) }
         } else if name.elementsEqual("retry".utf8) {
             if !value.isEmpty, value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                 let milliseconds = Int(String(decoding: value, as: UTF8.self))
@@ -125,7 +167,9 @@ public struct ServerSentEventParser: Sendable {
         return nil
     }
 
+    /// A blank line: the last event ID takes the buffer's value, then the event goes if it has data.
     private mutating func dispatch() -> ServerSentEvent? {
+        lastEventID = idBuffer
         defer {
             data.removeAll(keepingCapacity: true)
             hasData = false

@@ -1,7 +1,8 @@
 import Foundation
 
 /// HTTP dates (RFC 9110 §5.6.7) and the headers that carry them: the three forms exactly as the grammar
-/// spells them (case-sensitive, single spaces, `GMT`), read by hand; anything else is no date at all.
+/// spells them (case-sensitive, single spaces, `GMT`), read by hand; anything else is no date at all. A cache
+/// reads them ignoring case (``parse(_:now:ignoringCase:)``), as RFC 9111 §4.2 says it should.
 enum HTTPDate {
     private static let fixdateFormatter: Locked<DateFormatter> = {
         let formatter = DateFormatter()
@@ -13,12 +14,45 @@ enum HTTPDate {
     }()
 
     /// An HTTP date in any of the three forms; `nil` for anything else. `now` decides the century of an
-    /// RFC 850 date's two-digit year.
-    static func parse(_ text: String, now: Date = Date()) -> Date? {
-        let bytes = Array(
+    /// RFC 850 date's two-digit year; with `ignoringCase`, the names of days and months and `GMT` match in
+    /// any case (`thu, 18 AUG 2050 02:01:18 gmt`), as a cache recipient should read dates (RFC 9111 §4.2).
+    static func parse(_ text: String, now: Date = Date(), ignoringCase: Bool = false) -> Date? {
+        var bytes = Array(
             text.utf8.drop { $0 == space || $0 == tab }.reversed().drop { $0 == space || $0 == tab }
                 .reversed())
+        if ignoringCase { bytes = bytes.map(Self.canonicalCase(at: bytes)) }
         return imfFixdate(bytes) ?? rfc850(bytes, now: now) ?? asctime(bytes)
+    }
+
+    /// A cache's reading of a date field: ``parse(_:now:ignoringCase:)`` ignoring case.
+    static func parseForCache(_ text: String, now: Date = Date()) -> Date? {
+        parse(text, now: now, ignoringCase: true)
+    }
+
+    /// The grammar's case for each letter of `bytes`: upper-case for a letter that starts a word (a day, a
+    /// month) and for the letters of `GMT`, lower-case for the rest of a word.
+    private static func canonicalCase(at bytes: [UInt8]) -> (UInt8) -> UInt8 {
+        var index = 0
+        return { byte in
+            defer { index += 1 }
+            guard let lower = Self.lowerLetter(byte) else { return byte }
+            let startsWord = index == 0 || Self.lowerLetter(bytes[index - 1]) == nil
+            let inGMT =
+                bytes.count - index <= 3 && bytes.count >= 4
+                && bytes[(bytes.count - 3)...].allSatisfy {
+                    Self.lowerLetter($0) != nil
+                } && bytes[bytes.count - 4] == space
+            return startsWord || inGMT ? lower - 0x20 : lower
+        }
+    }
+
+    /// The lower-case form of an ASCII letter; `nil` for anything else.
+    private static func lowerLetter(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"): byte
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"): byte + 0x20
+        default: nil
+        }
     }
 
     /// `date` as an IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.

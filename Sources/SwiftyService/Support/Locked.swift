@@ -22,6 +22,7 @@ struct Locked<Value>: @unchecked Sendable {
 
     static func make(_ value: Value) -> Locked<Value> { Locked(.make(value)) }
 
+
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
     }
@@ -67,3 +68,4 @@ final class LockedStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
         }
     }
 }
+

@@ -135,3 +135,20 @@ public struct TLSFeatures: OptionSet, Sendable, Hashable, CustomStringConvertibl
         return named.isEmpty ? "nothing" : named.joined(separator: ", ")
     }
 }
+
+/// What one settings layer says about TLS: a policy, or the system's rules (`setTLSPolicy(nil)`), which a
+/// one-off override may choose over its realm's policy.
+enum TLSChoice: Sendable {
+    case system
+    case policy(TLSPolicy)
+
+    init(_ policy: TLSPolicy?) {
+        self = policy.map { .policy($0) } ?? .system
+    }
+
+    /// The policy, or `nil` for the system's rules.
+    var policy: TLSPolicy? {
+        if case let .policy(policy) = self { return policy }
+        return nil
+    }
+}

@@ -115,6 +115,8 @@ public struct BackendRequest: Sendable {
     /// The largest body the realm accepts in memory; a backend that can should stop the transfer and fail
     /// with ``ResponseTooLarge`` once the body (or its declared length) goes past it.
     public internal(set) var maxResponseSize: Int?
+    /// The most connections the realm lets its requests hold to one host; `nil`: the backend's own limit.
+    public internal(set) var maxConnectionsPerHost: Int?
     /// The realm's TLS policy, which the backend applies to every connection it makes for the request. Only
     /// backends whose ``NetworkBackend/supportedTLSFeatures`` cover it see one.
     public internal(set) var tlsPolicy: TLSPolicy?
@@ -123,10 +125,8 @@ public struct BackendRequest: Sendable {
     /// Whether the realm collects metrics: a backend that can measures the attempt into
     /// ``Response/metrics`` (one ``TransferMetrics``).
     public internal(set) var collectsMetrics = false
-    /// Where the call's events go, when the realm has observers.
-    var events: EventEmitter?
-    /// Where a streamed response goes as it arrives, for backends that stream it through their delegate.
-    var streamSink: StreamSink?
+    /// Who hears of the redirects the backend follows, when the realm has observers.
+    var reports: (any TransferReporting)?
     /// The realm's cookie jar, if it keeps cookies.
     var cookieJar: CookieJar?
     /// The `Cookie` header the request had before the jar's cookies joined it.
@@ -137,7 +137,7 @@ public struct BackendRequest: Sendable {
         redaction: Redaction, bodySource: BodyFile? = nil, downloadFile: URL? = nil,
         maxResponseSize: Int? = nil,
         cookieJar: CookieJar? = nil, tlsPolicy: TLSPolicy? = nil, progress: ProgressThrottle? = nil,
-        collectsMetrics: Bool = false, events: EventEmitter? = nil
+        collectsMetrics: Bool = false, reports: (any TransferReporting)? = nil
     ) {
         self.urlRequest = urlRequest
         self.builtFrom = builtFrom
@@ -151,7 +151,7 @@ public struct BackendRequest: Sendable {
         self.tlsPolicy = tlsPolicy
         self.progress = progress
         self.collectsMetrics = collectsMetrics
-        self.events = events
+        self.reports = reports
     }
 
     /// Reports how far the transfer has come; SwiftyService throttles what reaches the caller.
@@ -161,6 +161,14 @@ public struct BackendRequest: Sendable {
 
     /// Whether the caller asked for progress reports (backends may then pick a slower, reporting path).
     public var wantsProgress: Bool { progress != nil }
+}
+
+/// What a backend tells the call while it works, besides its answer and its progress.
+protocol TransferReporting: AnyObject, Sendable {
+    /// The backend follows a redirect from `from` to `to`, answered with `statusCode`.
+    func redirected(from: URL, to: URL, statusCode: Int)
+    /// The request waits for a connection to its host (ConnectionLimit.swift).
+    func waitingForConnection(_ wait: ConnectionWait)
 }
 
 /// A transfer a backend started, and how to stop it.

@@ -107,14 +107,27 @@ extension RedirectPolicy {
         after response: HTTPURLResponse, sent: URLRequest, proposed: URLRequest, for request: BackendRequest,
         redirects: Int
     ) -> Step {
+        step(
+            after: response, setCookieLines: nil, sent: sent, proposed: proposed, for: request,
+            redirects: redirects)
+    }
+
+    /// ``step(after:sent:proposed:for:redirects:)`` for a backend that read the response's `Set-Cookie`
+    /// lines one by one (`setCookieLines`), which the realm's jar then gets apart.
+    func step(
+        after response: HTTPURLResponse, setCookieLines: [String]?, sent: URLRequest, proposed: URLRequest,
+        for request: BackendRequest, redirects: Int
+    ) -> Step {
         request.cookieJar?.keep(
-            response.value(forHTTPHeaderField: "Set-Cookie"), from: response.url ?? sent.url)
+            lines: setCookieLines,
+            orJoined: setCookieLines == nil ? response.value(forHTTPHeaderField: "Set-Cookie") : nil,
+            from: response.url ?? sent.url)
         let step = step(
             after: response, sent: sent, proposed: proposed, secrets: request.redaction, redirects: redirects)
-        if let events = request.events, case let .follow(next) = step, let from = sent.url ?? response.url,
+        if let reports = request.reports, case let .follow(next) = step, let from = sent.url ?? response.url,
             let to = next.url
         {
-            events.emit(.redirected(from: from, to: to, statusCode: response.statusCode))
+            reports.redirected(from: from, to: to, statusCode: response.statusCode)
         }
         guard case var .follow(next) = step, request.cookieJar != nil else { return step }
         next.setValue(request.cookieHeader(forHopTo: next, from: sent.url), forHTTPHeaderField: "Cookie")

@@ -125,7 +125,7 @@ struct RequestSafetyTests {
         // 20,000 keys each a chain 50 deep took 5.2 s, and depth 3,000 took 23 s: writing was quadratic.
         // Ten times the chains must take about ten times as long, not a hundred: the bound is measured against
         // a tenth of the input in the same run, so it holds on a slow machine or under a sanitizer too. Run
-        // off the two threads that every suite's tasks share; the figures are in the README's Security section.
+        // off the two threads that every suite's tasks share; the figures are in the Security and TLS article.
         let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com/v1")!).use(.stub)
         func chains(_ count: Int) -> [String: any Sendable] {
             var wide: [String: any Sendable] = [:]

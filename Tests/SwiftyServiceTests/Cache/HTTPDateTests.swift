@@ -29,6 +29,20 @@ import Testing
         for text in invalid { #expect(HTTPDate.parse(text, now: sunday) == nil, "\(text)") }
     }
 
+    @Test func aCacheReadsTheThreeFormsInAnyCase() {
+        // RFC 9111 §4.2: a cache recipient should match dates case-insensitively; the grammar stays strict.
+        for text in [
+            "sun, 06 nov 1994 08:49:37 gmt", "SUN, 06 NOV 1994 08:49:37 GMT", "Sun, 06 nOV 1994 08:49:37 gMt",
+            "SUNDAY, 06-nov-94 08:49:37 gmt", "sun NOV  6 08:49:37 1994",
+        ] {
+            #expect(HTTPDate.parseForCache(text, now: sunday) == sunday, "\(text)")
+        }
+        #expect(HTTPDate.parseForCache("Sun, 06 Nov 1994 08:49:37 UTC", now: sunday) == nil)
+        #expect(
+            HTTPDate.parseForCache("sun,  06 nov 1994 08:49:37 gmt", now: sunday) == nil, "spaces still count"
+        )
+    }
+
     @Test func anRFC850YearMoreThanFiftyYearsAheadIsThePastCentury() throws {
         let now = try #require(HTTPDate.parse("Tue, 01 Dec 2026 00:00:00 GMT"))
         let fifty = try #require(HTTPDate.parse("Thursday, 18-Aug-50 07:00:00 GMT", now: now))

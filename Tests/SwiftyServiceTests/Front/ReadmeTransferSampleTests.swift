@@ -6,7 +6,8 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// The README's transfer sample, as written there, run on a stub.
+/// The transfer sample of the "Uploads, downloads and progress" article (Transfers.md), as written there,
+/// run on a stub.
 enum PhotoService: SwiftyServiceProtocol {
     case upload(photo: URL, caption: String)
     case original(id: Int, to: URL)
@@ -38,7 +39,7 @@ enum PhotoService: SwiftyServiceProtocol {
 }
 
 @Suite(.serialized) struct ReadmeTransferSampleTests {
-    @Test func theREADMETransferSampleRunsAsWritten() async throws {
+    @Test func theTransferArticleSampleRunsAsWritten() async throws {
         let directory = temporaryDirectory("readme")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let photoURL = directory.appendingPathComponent("beach.jpg")

@@ -6,7 +6,7 @@ import Testing
 import FoundationNetworking
 #endif
 
-/// httpbin's endpoints, declared the way the README teaches: an enum, and typed views of its cases.
+/// httpbin's endpoints, declared the way the README and the Typed endpoints article teach: an enum, and typed views of its cases.
 enum HTTPBinAPI: SwiftyServiceProtocol {
     case anything(
         ServiceRealm, method: HTTPMethod, query: [String: any Sendable]? = nil, body: RequestBody? = nil)

@@ -12,7 +12,7 @@ struct TypedUser: Codable, Sendable, Equatable {
     var joined: Date?
 }
 
-/// An endpoint enum with typed views of its cases, as the README shows.
+/// An endpoint enum with typed views of its cases, as the Typed endpoints article shows.
 enum TypedUsers: SwiftyServiceProtocol {
     case info(ServiceRealm, id: Int)
     case remove(ServiceRealm, id: Int)

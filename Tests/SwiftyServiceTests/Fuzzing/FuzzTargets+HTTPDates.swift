@@ -23,6 +23,18 @@ extension FuzzTargets {
                     + String(describing: expected))
         }
 
+        // A cache reads dates in any case (RFC 9111 §4.2): what the grammar accepts, it reads the same; and
+        // the case of the letters changes nothing.
+        let anyCase = HTTPDate.parseForCache(text, now: now)
+        guard expected == nil || anyCase == expected,
+            HTTPDate.parseForCache(asciiCase(text, upper: false), now: now) == anyCase,
+            HTTPDate.parseForCache(asciiCase(text, upper: true), now: now) == anyCase
+        else {
+            throw FuzzFailure(
+                description: "\(text.debugDescription) read in any case as \(String(describing: anyCase)), "
+                    + "strictly as \(String(describing: expected))")
+        }
+
         let age =
             input.choice(2) == 0 ? input.string(upTo: 12) : "\(input.choice(4)), \(input.string(upTo: 6))"
         let first = String(age.split(separator: ",", omittingEmptySubsequences: false).first ?? "")
@@ -52,6 +64,19 @@ extension FuzzTargets {
             !control.noCache,
             control.mustRevalidate
         else { throw FuzzFailure(description: "\(header) read as \(control)") }
+    }
+
+    /// `text` with its ASCII letters in one case (and nothing else changed: Foundation's case mapping turns
+    /// some other letters into ASCII ones, `ſ` into `S`).
+    private static func asciiCase(_ text: String, upper: Bool) -> String {
+        String(
+            decoding: text.utf8.map { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z") where upper: byte - 0x20
+                case UInt8(ascii: "A")...UInt8(ascii: "Z") where !upper: byte + 0x20
+                default: byte
+                }
+            }, as: UTF8.self)
     }
 
     /// A date in one of the three forms from the input's parts, out-of-range ones included, then perhaps

@@ -696,11 +696,11 @@ extension FuzzTargets {
 
         var whole = LineSplitter(maxLineLength: limit)
         var wholeLines = try whole.split(Data(body))
-        if let last = whole.finish() { wholeLines.append(last) }
+        if let last = try whole.finish() { wholeLines.append(last) }
         var pieces = LineSplitter(maxLineLength: limit)
         var pieceLines: [String] = []
         for chunk in chunks { pieceLines += try pieces.split(chunk) }
-        if let last = pieces.finish() { pieceLines.append(last) }
+        if let last = try pieces.finish() { pieceLines.append(last) }
         guard wholeLines == pieceLines else {
             throw FuzzFailure(description: "lines differ by chunking: \(wholeLines) vs \(pieceLines)")
         }
@@ -716,6 +716,50 @@ extension FuzzTargets {
         for chunk in chunks { pieceEvents += try pieceParser.parse(chunk) }
         guard wholeEvents == pieceEvents, wholeParser.lastEventID == pieceParser.lastEventID else {
             throw FuzzFailure(description: "events differ by chunking: \(wholeEvents) vs \(pieceEvents)")
+        }
+        try itemsBeforeAFailure(body: body, chunks: chunks)
+    }
+
+    /// With limits small enough to fail, every item before the first one past the limit comes out, and the
+    /// same ones however the body was cut: nothing before a failure depends on where the chunks ended.
+    private static func itemsBeforeAFailure(body: [UInt8], chunks: [Data]) throws {
+        func read<Item: Equatable>(
+            _ chunks: [Data], _ parse: (Data) throws -> [Item], finish: () throws -> Void
+        )
+            -> (items: [Item], failed: Bool)
+        {
+            var items: [Item] = []
+            do {
+                for chunk in chunks { items += try parse(chunk) }
+                try finish()
+                return (items, false)
+            } catch {
+                return (items, true)
+            }
+        }
+        for limit in [3, 12] {
+            var whole = LineSplitter(maxLineLength: limit)
+            var pieces = LineSplitter(maxLineLength: limit)
+            let wholeLines = read([Data(body)], { try whole.split($0) }, finish: { _ = try whole.finish() })
+            let pieceLines = read(chunks, { try pieces.split($0) }, finish: { _ = try pieces.finish() })
+            guard wholeLines == pieceLines else {
+                throw FuzzFailure(
+                    description:
+                        "limit \(limit): lines before the failure differ by chunking: \(wholeLines) vs \(pieceLines)"
+                )
+            }
+            var wholeParser = ServerSentEventParser(maxEventSize: limit)
+            var pieceParser = ServerSentEventParser(maxEventSize: limit)
+            let wholeEvents = read(
+                [Data(body)], { try wholeParser.parse($0) }, finish: { try wholeParser.finish() })
+            let pieceEvents = read(
+                chunks, { try pieceParser.parse($0) }, finish: { try pieceParser.finish() })
+            guard wholeEvents == pieceEvents, wholeParser.lastEventID == pieceParser.lastEventID else {
+                throw FuzzFailure(
+                    description:
+                        "limit \(limit): events before the failure differ by chunking: \(wholeEvents) vs \(pieceEvents)"
+                )
+            }
         }
     }
 

@@ -147,8 +147,10 @@ struct RetryRealServerTests {
         // do: URLSession on Linux truncates it to whole seconds.
         let spy = SpyBackend(URLSessionBackend())
         let waits = CallbackRecorder<TimeInterval>()
+        // No deadline on the whole: the default one, 5 timeouts, is 5 s here, which three attempts of 1 s each
+        // on a loaded machine may outlast.
         let realm = try HTTPBin.realm(backend: spy)
-            .setTimeout(1)
+            .setTimeout(1).setResourceTimeout(.unlimited)
             .addMiddleware(.retry(.instant(recordingWaitsIn: waits)))
 
         let error = try await #require(throws: ServiceError.self) {

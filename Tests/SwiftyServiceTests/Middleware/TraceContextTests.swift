@@ -83,15 +83,57 @@ import FoundationNetworking
     }
 
     @Test(arguments: [
-        "", "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
-        "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+        "", "00-00000000000000000000000000000000-b7ad6b7169203331-01",
         "00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01",
         "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
         "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331",
         "00-0af7651916cd43dd8448eb211c80319-b7ad6b7169203331-01",
+        // Version 00 is exactly 55 characters; ff is no version; a later one needs its fields in place.
+        "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-extra",
+        "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01.what-the-future-will-be-like",
+        "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0",
+        "c-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-future",
+        ".0-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
     ])
     func anInvalidTraceparentIsNotContinued(_ value: String) {
         #expect(TraceContext(traceparent: value) == nil)
+    }
+
+    @Test(arguments: [
+        "01-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01",
+        "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-what-the-future-will-be-like",
+    ])
+    func aLaterVersionIsReadByTheRulesForFutureVersions(_ value: String) throws {
+        let context = try #require(TraceContext(traceparent: value))
+        #expect(context.traceID == "0af7651916cd43dd8448eb211c80319c")
+        #expect(context.parentSpanID == "b7ad6b7169203331" && context.sampled)
+    }
+
+    @Test func aLaterVersionContinuesTheTraceAsVersion00() async throws {
+        let stub = StubBackend()
+        let future = "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-what-the-future-will-be-like"
+        _ = try await TestEndpoint(
+            realm(stub), "child", headers: ["traceparent": future, "tracestate": "v=1"]
+        )
+        .request()
+        let sent = try #require(stub.received.first?.urlRequest)
+        let traceparent = try #require(sent.value(forHTTPHeaderField: "traceparent"))
+        #expect(traceparent.hasPrefix("00-0af7651916cd43dd8448eb211c80319c-") && traceparent.count == 55)
+        #expect(sent.value(forHTTPHeaderField: "tracestate") == "v=1", "it goes with the continued trace")
+    }
+
+    @Test func aRestartedTraceDropsTheTracestate() async throws {
+        let stub = StubBackend()
+        let invalid = "00-00000000000000000000000000000000-b7ad6b7169203331-01"
+        _ = try await TestEndpoint(
+            realm(stub), "child", headers: ["traceparent": invalid, "tracestate": "v=1"]
+        )
+        .request()
+        let sent = try #require(stub.received.first?.urlRequest)
+        #expect(sent.value(forHTTPHeaderField: "traceparent")?.contains("0000000000000000000000") == false)
+        #expect(sent.value(forHTTPHeaderField: "tracestate") == nil, "a new trace carries no old vendor data")
     }
 
     @Test func aFailedAttemptIsASpanWithItsError() async throws {
@@ -115,6 +157,35 @@ struct TraceContextRealServerTests {
         let received = try #require(echo["headers"]?["Traceparent"])
         let span = try #require(spans.calls.first)
         #expect(received == "00-\(span.trace.traceID)-\(span.spanID)-01")
+    }
+}
+
+/// What the server receives on every backend: a restarted trace without the old `tracestate`, and a later
+/// version's trace continued (httpbin's /headers echoes the request's headers).
+@Suite(.tags(.realServer))
+struct TraceContextConformanceTests {
+    func received(_ kind: ConformingBackend, traceparent: String) async throws -> [String: String] {
+        let realm = try HTTPBin.realm(backend: try kind.make()).addMiddleware(TraceContextMiddleware())
+        let endpoint = TestEndpoint(
+            realm, "headers", headers: ["traceparent": traceparent, "tracestate": "v=1"])
+        let echo = try await endpoint.request().decode([String: [String: String]].self)
+        return try #require(echo["headers"])
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func aRestartedTraceReachesTheServerWithoutTheOldTracestate(_ kind: ConformingBackend) async throws {
+        let headers = try await received(
+            kind, traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01.bad")
+        #expect(headers["Traceparent"]?.contains("0af7651916cd43dd8448eb211c80319c") == false, "\(kind)")
+        #expect(headers["Tracestate"] == nil, "\(kind)")
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
+    func aLaterVersionsTraceReachesTheServerContinued(_ kind: ConformingBackend) async throws {
+        let headers = try await received(
+            kind, traceparent: "cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01-future-fields")
+        #expect(headers["Traceparent"]?.hasPrefix("00-0af7651916cd43dd8448eb211c80319c-") == true, "\(kind)")
+        #expect(headers["Tracestate"] == "v=1", "\(kind)")
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SwiftyService
+import ProcessProbes
 import SwiftyServiceCurl
 import Testing
 
@@ -32,7 +33,9 @@ struct MetricsRealServerTests {
         #expect(fresh.dnsLookup != nil && fresh.connect != nil)
         #expect(fresh.tlsHandshake == nil, "plain HTTP has no TLS phase")
         #expect(reused.reusedConnection == true)
-        #expect(try #require(reused.connect) < 0.005, "a reused connection does not connect: \(reused)")
+        #expect(
+            reused.dnsLookup == 0 && reused.connect == 0 && reused.tlsHandshake == nil,
+            "a reused connection has no set-up phase (and plain HTTP no TLS at all): \(reused)")
         let httpbin = try HTTPBin.url()
         for metrics in [fresh, reused] {
             let firstByte = try #require(metrics.firstByte)
@@ -106,6 +109,39 @@ struct MetricsRealServerTests {
         #expect(metrics[1].start.timeIntervalSince(firstEnded) >= 0.3, "\(kind): the retry's wait")
     }
 
+    @Test(arguments: [ConformingBackend.curl, .urlSession])
+    func aRefusedConnectionRetriedReportsTheMetricsOfBothAttemptsToObservers(_ kind: ConformingBackend)
+        async throws
+    {
+        // A closed port on loopback (ProcessProbes.closedPort): refused at once, retried once.
+        var policy = RetryPolicy.maxRetries(1)
+        policy.clock = RetryClock(sleep: { _ in }, now: { Date() }, random: { $0.lowerBound })
+        let log = EventLog()
+        let realm = uniqueRealm().setBaseURL(URL(string: "http://127.0.0.1:\(try closedPort())")!)
+            .use(try kind.make()).addObserver(log).addMiddleware(.retry(policy))
+        await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "refused").request() }
+        let failed = try #require(
+            log.all.compactMap { event -> [TransferMetrics]? in
+                guard case let .failed(_, metrics) = event.kind else { return nil }
+                return metrics
+            }.first)
+        #expect(failed.map(\.attempt) == [1, 2], "\(kind): the metrics of the attempts that were made")
+        #expect(failed.allSatisfy { ($0.total ?? -1) >= 0 }, "\(kind)")
+    }
+
+    @Test(arguments: [ConformingBackend.curl, .urlSession])
+    func aRefusedConnectionWithoutMiddlewareReportsItsAttemptToObservers(_ kind: ConformingBackend) async throws {
+        let log = EventLog()
+        let realm = uniqueRealm().setBaseURL(URL(string: "http://127.0.0.1:\(try closedPort())")!)
+            .use(try kind.make()).addObserver(log)
+        await #expect(throws: ServiceError.self) { try await TestEndpoint(realm, "refused").request() }
+        let failed = log.all.compactMap { event -> [TransferMetrics]? in
+            guard case let .failed(_, metrics) = event.kind else { return nil }
+            return metrics
+        }
+        #expect(failed.first?.map(\.attempt) == [1], "\(kind)")
+    }
+
     @Test func httpsShowsATLSPhaseOnCurl() async throws {
         let realm = uniqueRealm().setBaseURL(try TLSServers.url("TLS_VALID_URL")).use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(trustedRoots: try TLSFixtures.caRoots())).collectMetrics()
@@ -117,7 +153,7 @@ struct MetricsRealServerTests {
             later.append(try #require(try await TestEndpoint(realm, "").request().metrics.first))
         }
         let reused = try #require(later.first { $0.reusedConnection == true }, "no request reused: \(later)")
-        #expect(reused.tlsHandshake == nil, "\(reused)")
+        #expect(reused.dnsLookup == 0 && reused.connect == 0 && reused.tlsHandshake == 0, "\(reused)")
     }
 
     @Test func nothingIsMeasuredUnlessAskedFor() async throws {

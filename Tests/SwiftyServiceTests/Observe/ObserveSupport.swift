@@ -42,6 +42,7 @@ extension RequestEvent.Kind {
         case .cacheRevalidated: "cache revalidated"
         case let .completed(response): "completed \(response.statusCode)"
         case let .failed(error, _): "failed \(error.kind)"
+        case let .waitingForConnection(wait): "waiting for 1 of \(wait.limit)"
         }
     }
 }

@@ -3,9 +3,17 @@ import Testing
 
 @testable import SwiftyService
 
-/// The exchange's states alone, without threads or a network: which event wins, what each one asks for.
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// The exchange's states alone, without threads or a network: which event wins, what each one asks for,
+/// with a head phase and a body that may follow it.
 @Suite struct ExchangeStateTests {
-    typealias State = ExchangeState<String>
+    typealias State = ExchangeState<String, Body>
+
+    /// A body still arriving, as the state machine sees one: something to stop.
+    final class Body: Sendable {}
 
     /// Records what the waiters were told.
     final class Told: @unchecked Sendable {
@@ -21,70 +29,155 @@ import Testing
 
     let told = Told()
 
-    @Test func anAnswerSettlesOnceAndEveryWaiterIsToldInOrder() {
+    /// A deadline that never fires within a test.
+    static func farDeadline() -> Deadline { Deadline(after: 3600) {} }
+
+    @Test func aWholeAnswerSettlesOnceAndEveryWaiterIsToldInOrder() {
         var state = State()
         guard case .waiting = state.add(told.waiter("a")) else { Issue.record("a should wait"); return }
-        let started = state.start()
-        #expect(started)
-        let startedAgain = state.start()
-        #expect(!startedAgain, "the work starts once")
+        guard case .send = state.start() else { Issue.record("the work starts"); return }
+        guard case .skip = state.start() else { Issue.record("the work starts once"); return }
         guard case .waiting = state.add(told.waiter("b")) else { Issue.record("b should wait"); return }
-        let settles = state.answer()
-        #expect(settles)
-        let settlesAgain = state.answer()
-        #expect(!settlesAgain, "a second answer is discarded")
-        let (waiters, _) = state.settled("ok")
-        waiters.forEach { $0("ok") }
+        guard case .settle = state.head() else { Issue.record("the head settles"); return }
+        guard case .discard = state.head() else { Issue.record("a second head is discarded"); return }
+        guard case let .finish(waiters, _) = state.settled("ok", body: nil) else {
+            Issue.record("a whole answer finishes the exchange"); return
+        }
+        waiters.tell("ok")
         #expect(told.all == ["a:ok", "b:ok"])
-        #expect(state.outcome == "ok")
-        guard case let .finished(outcome) = state.add(told.waiter("late")) else {
+        #expect(state.outcome == "ok" && state.isFinished)
+        guard case let .decided(outcome) = state.add(told.waiter("late")) else {
             Issue.record("a late waiter gets the outcome at once"); return
         }
         #expect(outcome == "ok")
     }
 
-    @Test func aCancellationBeforeTheAnswerWinsAndTheAnswerIsDiscarded() {
+    @Test func aCancellationBeforeTheHeadWinsAndTheHeadIsDiscarded() {
         var state = State()
         _ = state.add(told.waiter("a"))
         _ = state.start()
-        let ended = state.end("cancelled")
-        #expect(ended?.waiters.count == 1)
-        let lateAnswerSettles = state.answer()
-        #expect(lateAnswerSettles == false, "the late answer is not settled: its effects must not happen")
+        guard case let .fail(waiters, _, _) = state.end("cancelled") else {
+            Issue.record("the waiters hear the cancellation"); return
+        }
+        #expect(waiters.count == 1)
+        guard case .discard = state.head() else {
+            Issue.record("the late head is not settled: its effects must not happen"); return
+        }
         #expect(state.outcome == "cancelled")
     }
 
-    @Test func aCancellationWhileSettlingChangesNothing() {
+    @Test func aTimeoutBeforeTheHeadStopsTheWorkAndCallsNothingOffTwice() {
+        var state = State()
+        let work = BackendTask {}
+        _ = state.start()
+        guard case .keep = state.attach(work) else { Issue.record("the work's stopper is kept"); return }
+        guard case .keep = state.keep(Self.farDeadline()) else { Issue.record("the deadline is kept"); return }
+        guard case let .fail(_, stopWork, deadline) = state.end("timed out") else {
+            Issue.record("the deadline ends the exchange"); return
+        }
+        #expect(stopWork != nil, "the work in flight is stopped")
+        #expect(deadline != nil, "the deadline is called off (it fired; cancelling it is harmless)")
+        guard case .none = state.end("cancelled") else { Issue.record("ended once"); return }
+        guard case .discard = state.head() else { Issue.record("the late head is discarded"); return }
+    }
+
+    @Test func aCancellationWhileAWholeAnswerSettlesChangesNothing() {
         var state = State()
         _ = state.add(told.waiter("a"))
         _ = state.start()
-        let settles = state.answer()
-        #expect(settles)
-        let cancelling = state.end("cancelled")
-        #expect(cancelling == nil, "settling is the commit point")
-        let (waiters, _) = state.settled("ok")
+        _ = state.head()
+        guard case .none = state.end("cancelled") else { Issue.record("the head is the commit point"); return }
+        guard case let .finish(waiters, _) = state.settled("ok", body: nil) else {
+            Issue.record("the answer is the outcome"); return
+        }
         #expect(waiters.count == 1)
         #expect(state.outcome == "ok")
     }
 
+    @Test func aCancellationWhileAStreamedHeadSettlesStopsItsBodyAtOnce() {
+        var state = State()
+        _ = state.add(told.waiter("a"))
+        _ = state.start()
+        _ = state.head()
+        guard case .none = state.end("cancelled") else { Issue.record("the head is the commit point"); return }
+        guard case let .stream(waiters, stopBody) = state.settled("head", body: Body()) else {
+            Issue.record("the head goes to its waiters"); return
+        }
+        #expect(waiters.count == 1 && stopBody == "cancelled", "the body that follows is stopped with it")
+        #expect(state.isFinished, "nothing is left to stop later")
+    }
+
+    @Test func aCancellationDuringTheBodyStopsTheBodyAndTellsNoWaiterAgain() {
+        var state = State()
+        let body = Body()
+        _ = state.add(told.waiter("a"))
+        _ = state.start()
+        _ = state.keep(Self.farDeadline())
+        _ = state.head()
+        guard case .stream(_, nil) = state.settled("head", body: body) else {
+            Issue.record("the body flows on"); return
+        }
+        #expect(state.isDecided && !state.isFinished)
+        guard case let .stopBody(stopped, deadline) = state.end("cancelled") else {
+            Issue.record("a cancellation stops the body"); return
+        }
+        #expect(stopped === body && deadline != nil)
+        #expect(state.outcome == "head", "the waiters had the head: the outcome stays")
+        guard case .none = state.bodyEnded() else { Issue.record("the body's end after the stop is nothing new"); return }
+    }
+
+    @Test func aBodyThatEndsBeforeACancellationLeavesNothingToStop() {
+        var state = State()
+        _ = state.start()
+        _ = state.keep(Self.farDeadline())
+        _ = state.head()
+        _ = state.settled("head", body: Body())
+        guard case let .finish(deadline) = state.bodyEnded() else { Issue.record("the body's end finishes"); return }
+        #expect(deadline != nil, "the call's deadline is called off with the body's end")
+        guard case .none = state.end("cancelled") else { Issue.record("nothing is left to cancel"); return }
+        guard case .callOff = state.keep(Self.farDeadline()) else {
+            Issue.record("a deadline after the end is called off at once"); return
+        }
+    }
+
+    @Test func aTimeoutDuringTheBodyStopsIt() {
+        var state = State()
+        let body = Body()
+        _ = state.start()
+        _ = state.head()
+        _ = state.settled("head", body: body)
+        guard case let .stopBody(stopped, _) = state.end("timed out") else {
+            Issue.record("the deadline reaches the body"); return
+        }
+        #expect(stopped === body)
+    }
+
     @Test func aCancellationBeforeTheStartMeansTheWorkNeverStarts() {
         var state = State()
-        let cancelling = state.end("cancelled")
-        #expect(cancelling != nil)
-        let started = state.start()
-        #expect(!started)
-        let keepsWork = state.attach(.uncancellable)
-        #expect(keepsWork == false, "work attached after the end is stopped at once")
+        guard case .fail = state.end("cancelled") else { Issue.record("ended"); return }
+        guard case .skip = state.start() else { Issue.record("it never starts"); return }
+        guard case .stopNow = state.attach(.uncancellable) else {
+            Issue.record("work attached after the end is stopped at once"); return
+        }
     }
 
     @Test func workThatAnsweredBeforeItsStopperArrivedNeedsNoStopping() {
         var state = State()
         _ = state.start()
-        let keepsWork = state.answer()
-        #expect(keepsWork)
-        _ = state.settled("ok")
-        let settles = state.attach(.uncancellable)
-        #expect(settles, "nothing to stop: the answer came inside send")
+        _ = state.head()
+        _ = state.settled("ok", body: nil)
+        guard case .drop = state.attach(.uncancellable) else {
+            Issue.record("nothing to stop: the answer came inside send"); return
+        }
+    }
+
+    @Test func laterWaitersGetWhatTheOwnerKeepsOfAStreamedOutcome() {
+        var state = State()
+        _ = state.start()
+        _ = state.head()
+        _ = state.settled("head with its body's owner", body: Body(), keeping: "head")
+        guard case let .decided(outcome) = state.add(told.waiter("late")) else { Issue.record("decided"); return }
+        #expect(outcome == "head")
     }
 
     @Test func theLastWaiterLeavingEndsAnExchangeThatEndsWhenAbandoned() {
@@ -95,10 +188,11 @@ import Testing
         _ = state.start()
         let one = state.remove(first, abandoned: "abandoned")
         #expect(one.waiter != nil && !state.isFinished, "another waiter still waits")
+        guard case .none = one.ended else { Issue.record("not ended yet"); return }
         let two = state.remove(second, abandoned: "abandoned")
         #expect(two.waiter != nil && state.isFinished, "nobody waits: the exchange ends")
-        let settles = state.answer()
-        #expect(settles == false)
+        guard case .fail = two.ended else { Issue.record("its work is stopped"); return }
+        guard case .discard = state.head() else { Issue.record("the head after is discarded"); return }
     }
 
     @Test func leavingDoesNotEndAnExchangeThatOutlivesItsWaiters() {
@@ -107,7 +201,131 @@ import Testing
         _ = state.start()
         _ = state.remove(id, abandoned: "abandoned")
         #expect(!state.isFinished)
-        let settles = state.answer()
-        #expect(settles)
+        guard case .settle = state.head() else { Issue.record("the head still settles"); return }
+    }
+}
+
+/// A streamed body's buffer alone: the head, back-pressure, the reader, the end, and the races between them.
+@Suite struct StreamSinkStateTests {
+    typealias State = StreamSinkState<String>
+
+    final class Heard: @unchecked Sendable {
+        private let lock = NSLock()
+        private var values: [String] = []
+        var all: [String] { lock.withLock { values } }
+        func add(_ value: String) { lock.withLock { values.append(value) } }
+    }
+
+    let heard = Heard()
+
+    func state(capacity: Int = 8) -> State {
+        State(capacity: capacity) { [heard] result in
+            switch result {
+            case let .success(head): heard.add("head \(head.statusCode)")
+            case let .failure(error): heard.add("failed \(error)")
+            }
+        }
+    }
+
+    static let head = Response(request: URLRequest(url: URL(string: "http://h/")!), statusCode: 200)
+
+    func chunk(_ text: String) -> Data { Data(text.utf8) }
+
+    @Test func theHeadIsToldOnceAndChunksReachTheReaderInOrder() {
+        var state = state()
+        state.head()?(.success(Self.head))
+        #expect(state.head() == nil, "a second head goes nowhere")
+        guard case .taken(nil) = state.offer(chunk("ab"), force: false),
+            case .taken(nil) = state.offer(chunk("cd"), force: false)
+        else { Issue.record("both chunks are buffered"); return }
+        guard case let .chunk(first, _) = state.next(reader: nil), case let .chunk(second, _) = state.next(reader: nil)
+        else { Issue.record("the reader takes them"); return }
+        #expect(first == chunk("ab") && second == chunk("cd"))
+        let ended = state.end(nil, stopping: false)
+        #expect(ended?.failure == nil && ended?.bytes == 4)
+        guard case .end(.success) = state.next(reader: nil) else { Issue.record("then the end"); return }
+        #expect(heard.all == ["head 200"])
+    }
+
+    @Test func aFullBufferRefusesUntilTheReaderHasTakenHalf() {
+        var state = state(capacity: 8)
+        _ = state.head()
+        state.whenDrained { [heard] in heard.add("drained") }
+        for piece in ["1234", "5678"] { _ = state.offer(chunk(piece), force: false) }
+        guard case .refused = state.offer(chunk("9"), force: false) else { Issue.record("full: refused"); return }
+        guard case let .chunk(_, drained) = state.next(reader: nil) else { Issue.record("a chunk"); return }
+        drained?()
+        #expect(heard.all == ["drained"], "half taken: the producer may offer again")
+        guard case .taken = state.offer(chunk("9"), force: false) else { Issue.record("taken now"); return }
+    }
+
+    @Test func aWaitingReaderTakesTheNextChunkAtOnceHoweverFullTheBuffer() {
+        var state = state(capacity: 1)
+        _ = state.head()
+        guard case .wait = state.next(reader: "reader") else { Issue.record("nothing yet: it waits"); return }
+        guard case .busy = state.next(reader: "second") else { Issue.record("a second reader is told"); return }
+        guard case .taken(resuming: "reader") = state.offer(chunk("abc"), force: false) else {
+            Issue.record("the waiting reader takes it"); return
+        }
+    }
+
+    @Test func aReaderThatGoesAwayWhileTheBodyFlowsStopsTheTransferAndDropsWhatIsBuffered() {
+        var state = state()
+        _ = state.head()
+        _ = state.attach(BackendTask {})
+        _ = state.offer(chunk("held"), force: false)
+        let ended = state.end(.cancelled(URLRequest(url: URL(string: "http://h/")!)), stopping: true)
+        #expect(ended?.task != nil, "the transfer is stopped")
+        guard case .swallowed = state.offer(chunk("late"), force: false) else {
+            Issue.record("what the producer still sends goes nowhere"); return
+        }
+        guard case .end(.failure(.cancelled)) = state.next(reader: nil) else {
+            Issue.record("nothing buffered is handed out after the stop"); return
+        }
+        let again = state.end(nil, stopping: false)
+        #expect(again == nil, "the body ends once")
+    }
+
+    @Test func aFailureAfterTheHeadStillHandsOverWhatCameBeforeIt() {
+        var state = state()
+        _ = state.head()
+        _ = state.offer(chunk("part"), force: false)
+        let ended = state.end(.timedOut(URLRequest(url: URL(string: "http://h/")!)), stopping: false)
+        #expect(ended?.task == nil, "the producer failed: it has nothing left to stop")
+        guard case .chunk = state.next(reader: nil), case .end(.failure(.timedOut)) = state.next(reader: nil) else {
+            Issue.record("the part, then the failure"); return
+        }
+    }
+
+    @Test func anEndBeforeTheHeadIsTheHeadsFailure() {
+        var state = state()
+        let ended = state.end(.cancelled(URLRequest(url: URL(string: "http://h/")!)), stopping: true)
+        #expect(ended?.listener != nil, "the head's listener hears it")
+        #expect(state.head() == nil)
+    }
+
+    @Test func aTapAddedAfterChunksWereBufferedSeesThemAndOneAddedAfterTheReaderStartedDoesNot() {
+        var state = state()
+        _ = state.head()
+        _ = state.offer(chunk("a"), force: false)
+        guard case let .after(missed) = state.addTap({ _ in }) else { Issue.record("it catches up"); return }
+        #expect(missed == [chunk("a")])
+        _ = state.next(reader: nil)
+        _ = state.offer(chunk("b"), force: false)
+        guard case .tooLate = state.addTap({ _ in }) else {
+            Issue.record("the reader has taken bytes it cannot see"); return
+        }
+    }
+
+    @Test func aTransferAttachedAfterTheStopIsStoppedAtOnce() {
+        var state = state()
+        _ = state.end(.cancelled(URLRequest(url: URL(string: "http://h/")!)), stopping: true)
+        let stopNow = state.attach(BackendTask {})
+        #expect(stopNow)
+        var finished = self.state()
+        _ = finished.head()
+        _ = finished.end(nil, stopping: false)
+        let stopFinished = finished.attach(BackendTask {})
+        #expect(!stopFinished, "a body that came whole has nothing to stop")
     }
 }

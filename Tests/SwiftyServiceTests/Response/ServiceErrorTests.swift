@@ -46,7 +46,7 @@ import FoundationNetworking
         for (seconds, text) in [(0.5, "0.5 s"), (.nan, "nan s"), (.infinity, "inf s"), (1e300, "1e+300 s")] {
             var odd = request
             odd.timeoutInterval = seconds
-            #expect(ServiceError.timedOut(odd).description.hasSuffix("timed out after \(text)"))
+            #expect(ServiceError.timedOut(odd).description.contains("timed out after \(text) ("))
         }
     }
 

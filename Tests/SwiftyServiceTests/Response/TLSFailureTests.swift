@@ -88,8 +88,47 @@ import FoundationNetworking
 
     @Test func aHandshakeFailureAfterACertificateRequestMeansTheCertificateWasRequired() {
         let reason = "OpenSSL/3.0.19: error:0A000410:SSL routines::sslv3 alert handshake failure"
-        let error = TLSFailure.error(curlCode: 35, reason: reason, url: nil, certificateRequested: true)
+        let error = TLSFailure.error(
+            curlCode: 35, reason: reason, url: nil, handshake: TLSHandshakeFacts(certificateRequested: true))
         #expect(error?.code == .clientCertificateRequired)
+    }
+
+    @Test func aConnectionEndedAfterACertificateRequestIsTheClientCertificateErrorWhateverItReadsAs() {
+        // What libcurl reported when a TLS 1.3 server closed at once after refusing the certificate: the reset
+        // overtook the alert. The handshake, not the text, decides.
+        let url = URL(string: "https://127.0.0.1:8443/x")!
+        for (curl, reason) in [
+            (Int32(55), "getpeername() failed with errno 107: Transport endpoint is not connected"),
+            (55, "Send failure: Broken pipe"),
+            (56, "Recv failure: Connection reset by peer"),
+            (52, "Empty reply from server"),
+            (35, "OpenSSL SSL_connect: Connection reset by peer in connection to 127.0.0.1:8443 "),
+        ] {
+            let none = TLSFailure.error(
+                curlCode: curl, reason: reason, url: url,
+                handshake: TLSHandshakeFacts(certificateRequested: true))
+            #expect(none?.code == .clientCertificateRequired, "\(reason)")
+            #expect(none?.localizedDescription.contains(reason) == true, "libcurl's reason is kept")
+            #expect(none?.localizedDescription.contains("asked for a client certificate") == true)
+            let unrelated = TLSFailure.error(
+                curlCode: curl, reason: reason, url: url,
+                handshake: TLSHandshakeFacts(certificateRequested: true, certificatePresented: true))
+            #expect(unrelated?.code == .clientCertificateRejected, "\(reason)")
+            // The server took the certificate and went on: a reset after that is a lost connection again.
+            let accepted = TLSFailure.error(
+                curlCode: curl, reason: reason, url: url,
+                handshake: TLSHandshakeFacts(certificateRequested: true, serverWentOn: true))
+            #expect(accepted?.code != .clientCertificateRequired, "\(reason)")
+            // No certificate asked for: the text decides, as before.
+            #expect(
+                TLSFailure.error(curlCode: curl, reason: reason, url: url)?.code != .clientCertificateRequired
+            )
+        }
+        // A failure of another kind stays what it was.
+        let pin = TLSFailure.error(
+            curlCode: 90, reason: "SSL: public key does not match pinned public key", url: url,
+            handshake: TLSHandshakeFacts(certificateRequested: true))
+        #expect(pin?.code == .serverCertificateUntrusted)
     }
 
     @Test func aHandshakeCutShortIsASecureConnectionFailure() {

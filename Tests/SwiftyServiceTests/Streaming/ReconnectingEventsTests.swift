@@ -56,6 +56,34 @@ struct ReconnectingEventsTests {
         #expect(stub.received.count == 4, "the first try and 3 reconnections")
     }
 
+    @Test func streamsEndedWithoutAnEventThrowAfterMaxAttempts() async throws {
+        // Every connection: a comment and a retry, then a clean end; never an event.
+        let stub = StubBackend().on(.any, answer: .streamed([Data(": nothing yet\nretry: 1\n\n".utf8)]))
+        await #expect {
+            for try await _ in TestEndpoint(realm(stub), "events")
+                .serverSentEvents(reconnecting: .init(delay: 0.01, maxAttempts: 3))
+            {}
+        } throws: { error in
+            guard case let .transport(request, underlying, _)? = error as? ServiceError else { return false }
+            return (underlying as? EventStreamEnded)?.connections == 4 && request.url?.path == "/events"
+        }
+        #expect(stub.received.count == 4, "the first connection and 3 reconnections")
+    }
+
+    @Test func anIDOnlyBlockIsResumedFrom() async throws {
+        // WHATWG: the blank line after `id: 2` sets the last event ID, though no event is dispatched.
+        let stub = StubBackend().on(
+            .any, answer: .streamed([Data("id: 1\ndata: a\n\nid: 2\n\n".utf8)]), .status(204))
+        var events: [ServerSentEvent] = []
+        for try await event in TestEndpoint(realm(stub), "events").serverSentEvents(
+            reconnecting: .init(delay: 0))
+        {
+            events.append(event)
+        }
+        #expect(events == [ServerSentEvent(data: "a", id: "1")])
+        #expect(stub.received.map { $0.urlRequest.value(forHTTPHeaderField: "Last-Event-ID") } == [nil, "2"])
+    }
+
     @Test func aCleanEndReconnectsAndA204Stops() async throws {
         let stub = StubBackend().on(
             .any, answer: .streamed([Data("id: a\ndata: 1\n\n".utf8)]), .streamed([Data("data: 2\n\n".utf8)]),

@@ -76,7 +76,7 @@ import Testing
     func parsesByTheRule(_ row: Row) throws {
         var parser = ServerSentEventParser()
         var events = try parser.parse(Data(row.input.utf8))
-        parser.finish()
+        try parser.finish()
         events += try parser.parse(Data())
         #expect(events == row.events, "\(row.rule)")
     }
@@ -104,7 +104,7 @@ import Testing
         var splitter = LineSplitter()
         var lines = try splitter.split(Data("a\nb\r\nc\rd\r".utf8))
         lines += try splitter.split(Data("\ne".utf8))
-        lines += splitter.finish().map { [$0] } ?? []
+        lines += try splitter.finish().map { [$0] } ?? []
         #expect(lines == ["a", "b", "c", "d", "e"])
     }
 

@@ -11,7 +11,9 @@ import FoundationNetworking
 /// ServiceRealm.get("inventory").use(try CurlBackend())
 /// ```
 /// One dedicated thread drives the backend's transfers: connections are reused (at most
-/// `maxConnectionsPerHost` per host), HTTP/2 is used where the server offers it over TLS, proxies come
+/// `maxConnectionsPerHost` per host, or a realm's own ``RealmConfiguration/setMaxConnectionsPerHost(_:)``; a
+/// request past it waits, and its call is told), HTTP/2 is used where the server offers it over TLS (requests
+/// to such a host share its connections), proxies come
 /// from the environment (`http_proxy`, `https_proxy`, `no_proxy`), and compressed bodies are decoded.
 /// Redirects follow a ``RedirectPolicy`` exactly as ``URLSessionBackend`` does (secrets dropped across
 /// origins, 307/308 keep method and body); libcurl never follows one on its own. Timeouts follow

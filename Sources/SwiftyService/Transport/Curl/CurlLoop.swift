@@ -61,6 +61,15 @@ final class CurlLoop: @unchecked Sendable {
     private var tls: CurlTLSCache
     /// Driver only: easy handles between transfers.
     private let handles: CurlHandlePool
+    /// The connections each host's transfers hold, and the transfers waiting for one (CurlLoop+Connections).
+    let connections = HostConnectionGate<CurlTransfer>()
+    /// The backend's limit of connections to one host, for requests whose realm sets none.
+    let maxConnectionsPerHost: Int
+    /// Driver only: transfers waiting for a connection; hosts that answered over HTTP/2 in this turn; the most
+    /// connections to one host libcurl allows now (the backend's limit, or a larger one a realm set).
+    var waitingForConnection = 0
+    var multiplexingHosts: [String] = []
+    var hostConnectionCeiling: Int
 
     init(curl: LibCurl, maxConnectionsPerHost: Int, tlsSupport: CurlTLSSupport = .shared) throws {
         guard let multi = curl.multiInit() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
@@ -69,6 +78,8 @@ final class CurlLoop: @unchecked Sendable {
         self.curl = curl
         self.multi = multi
         handles = CurlHandlePool(curl: curl)
+        self.maxConnectionsPerHost = max(maxConnectionsPerHost, 1)
+        hostConnectionCeiling = self.maxConnectionsPerHost
         curl.setMulti(multi, LibCurl.Option.multiMaxHostConnections, maxConnectionsPerHost)
         // libcurl's default cache holds 4 idle connections per handle in the multi handle; ours leave it as
         // they finish, so at N in flight the cache shrank below N and libcurl closed connections it would
@@ -123,6 +134,7 @@ final class CurlLoop: @unchecked Sendable {
             _ = curl.multiPerform(multi, &running)
             // Redirects included: complete(_:code:) begins the next hop of a transfer that follows one.
             completeFinishedTransfers()
+            if !multiplexingHosts.isEmpty { startTransfersSharingConnections() }
             let now = DispatchTime.now().uptimeNanoseconds
             outlasted = now >= deadline
             if transfer.isFinished || outlasted || lock.withLock({ hasQueuedWork }) { break }
@@ -252,6 +264,8 @@ final class CurlLoop: @unchecked Sendable {
             cancels.removeAll(keepingCapacity: true)
             resumes.removeAll(keepingCapacity: true)
             if stop {
+                // Those waiting first: an active transfer that ends would otherwise let them start.
+                for transfer in connections.waiting { abort(transfer, with: URLError(.cancelled)) }
                 for transfer in Array(active.values) { abort(transfer, with: URLError(.cancelled)) }
                 // The jobs the aborts resumed, and any queued before: they run elsewhere from now on.
                 let left = lock.withLock {
@@ -264,6 +278,7 @@ final class CurlLoop: @unchecked Sendable {
             }
             _ = curl.multiPerform(multi, &running)
             let completed = completeFinishedTransfers()
+            if !multiplexingHosts.isEmpty { startTransfersSharingConnections() }
             if active.isEmpty {
                 park(lookingForWork: completed)
                 continue
@@ -349,26 +364,35 @@ final class CurlLoop: @unchecked Sendable {
                 wait = min(wait, left)
             }
         }
+        // A wait for a connection counts as silence: the request's timeout runs while it waits.
+        if waitingForConnection > 0 {
+            for transfer in connections.waiting {
+                let left = transfer.heardAt + transfer.silenceLimit - now
+                if left <= 0 { silent.append(transfer) } else { wait = min(wait, left) }
+            }
+        }
         for transfer in silent { abort(transfer, with: URLError(.timedOut)) }
         return Int32((wait * 1000).rounded(.up))
     }
 
-    /// Starts the transfer's current hop.
-    private func begin(_ transfer: CurlTransfer) {
-        guard !transfer.isFinished else { return }
+    /// Starts the transfer's current hop, once it has a connection to its host (CurlLoop+Connections).
+    func begin(_ transfer: CurlTransfer) {
+        // Read once: it decides the hop's host, whether the handle's options can stay, and otherwise it is one.
+        let url = transfer.current.url?.absoluteString ?? ""
+        guard !transfer.isFinished, holdsConnection(transfer, url: url) else { return }
         do {
             try transfer.prepareHop()
         } catch {
+            leaveHost(of: transfer)
             transfer.finish(.failure(error))
             return
         }
         guard let pooled = handles.take() else {
+            leaveHost(of: transfer)
             transfer.finish(.failure(URLError(.cannotConnectToHost)))
             return
         }
         let handle = pooled.raw
-        // Read once: they decide whether the handle's options can stay, and otherwise they are the options.
-        let url = transfer.current.url?.absoluteString ?? ""
         let fields = transfer.current.allHTTPHeaderFields ?? [:]
         let setup = ReusableSetup(for: transfer, url: url, fields: fields)
         if let setup, pooled.setup == setup {
@@ -378,6 +402,7 @@ final class CurlLoop: @unchecked Sendable {
             pointCallbacks(of: handle, at: transfer)
             pooled.clearErrorBuffer()
             watchSilence(of: transfer)
+            watchHandshake(of: transfer, on: handle, url: url)
             setActive(transfer, for: handle)
             _ = curl.multiAddHandle(multi, handle)
             return
@@ -387,12 +412,14 @@ final class CurlLoop: @unchecked Sendable {
             setString: { curl.set(handle, $0, string: $1) }, setNumber: { curl.set(handle, $0, $1) })
         if let refusal = protocolRefusal ?? applyTLSPolicy(of: transfer, to: handle) {
             handles.giveBack(pooled)
+            leaveHost(of: transfer)
             transfer.finish(.failure(refusal))
             return
         }
         transfer.easy = pooled
         configure(pooled, for: transfer, url: url, fields: fields)
         pooled.setup = setup
+        watchHandshake(of: transfer, on: handle, url: url)
         setActive(transfer, for: handle)
         _ = curl.multiAddHandle(multi, handle)
     }
@@ -409,6 +436,29 @@ final class CurlLoop: @unchecked Sendable {
     private func watchSilence(of transfer: CurlTransfer) {
         transfer.silenceLimit = transfer.current.timeoutInterval.usableTimeout
         transfer.heardFrom()
+    }
+
+    /// Has OpenSSL record what a new TLS connection's handshake shows, so that a failure can be told by it
+    /// (``TLSFailure/error(curlCode:reason:url:handshake:)``). Every https hop sets a record of its own: the
+    /// handle may keep the last hop's, which its connection, still cached, may also hold.
+    private func watchHandshake(of transfer: CurlTransfer, on handle: LibCurl.Handle, url: String) {
+        guard curl.watchesTLSHandshakes, Self.isHTTPS(url), let watch = transfer.watchNewHandshake()
+        else { return }
+        typealias O = LibCurl.Option
+        let callback:
+            @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?)
+                -> Int32 = ccurl_tls_watch_ssl_ctx
+        curl.set(handle, O.sslContextFunction, pointer: unsafeBitCast(callback, to: UnsafeRawPointer.self))
+        curl.set(handle, O.sslContextData, pointer: UnsafeRawPointer(watch))
+    }
+
+    /// Whether `url` starts with `https:`, in any letter case (URL's `scheme` costs a parse on Linux).
+    private static func isHTTPS(_ url: String) -> Bool {
+        var letters = url.utf8.makeIterator()
+        for expected in "https:".utf8 {
+            guard let byte = letters.next(), byte | 0x20 == expected | 0x20 else { return false }
+        }
+        return true
     }
 
     /// Sets the realm's TLS policy on the hop's handle; the error when libcurl refuses part of it, and then
@@ -439,6 +489,9 @@ final class CurlLoop: @unchecked Sendable {
         curl.set(handle, O.acceptEncoding, string: "")
         curl.set(handle, O.httpContentDecoding, 1)
         curl.set(handle, O.httpVersion, LibCurl.Option.httpVersion2TLS)
+        // Over TLS, where HTTP/2 may be offered, a request waits for a connection being made to its host to
+        // say whether it multiplexes rather than open one of its own beside it.
+        if url.hasPrefix("https:") { curl.set(handle, O.pipeWait, 1) }
         curl.set(handle, O.writeFunction, pointer: unsafeBitCast(curlWrite, to: UnsafeRawPointer.self))
         curl.set(handle, O.writeData, pointer: context)
         curl.set(handle, O.headerFunction, pointer: unsafeBitCast(curlHeader, to: UnsafeRawPointer.self))
@@ -482,17 +535,23 @@ final class CurlLoop: @unchecked Sendable {
         guard let handle = transfer.easy?.raw else { return }
         let status = curl.responseCode(handle)
         if transfer.request.collectsMetrics {
-            transfer.measured(curl.metrics(of: handle, start: transfer.startedAt ?? Date()))
+            let secure = transfer.current.url?.scheme == "https"
+            var metrics = curl.metrics(of: handle, start: transfer.startedAt ?? Date(), secure: secure)
+            metrics.queued = (metrics.queued ?? 0) + transfer.waitedForConnections
+            transfer.measured(metrics)
         }
         // The error buffer is the handle's: read before the handle goes back to the pool.
         let reason = code == 0 ? nil : transfer.easy?.failureReason(or: curl.describe(code))
+        let handshake = code == 0 ? nil : transfer.handshake
         release(transfer)
         if let problem = transfer.headTooLarge { return transfer.finish(.failure(problem)) }
         if let limit = transfer.tooLarge { return transfer.finish(.failure(ResponseTooLarge(limit: limit))) }
         guard code == 0 else {
             let reason = reason ?? curl.describe(code)
             let error =
-                TLSFailure.error(curlCode: code, reason: reason, url: transfer.current.url)
+                TLSFailure.error(
+                    curlCode: code, reason: reason, url: transfer.current.url, handshake: handshake ?? .init()
+                )
                 ?? Self.urlError(code, description: reason)
             transfer.finish(.failure(error))
             return
@@ -523,6 +582,7 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     private func abort(_ transfer: CurlTransfer, with error: URLError) {
+        stopWaitingForConnection(transfer)
         release(transfer)
         transfer.finish(.failure(error))
     }
@@ -530,7 +590,12 @@ final class CurlLoop: @unchecked Sendable {
     /// Puts a transfer in `active` or takes it out, and tells other threads how many there are.
     private func setActive(_ transfer: CurlTransfer?, for handle: UnsafeMutableRawPointer) {
         active[handle] = transfer
-        let count = active.count
+        countTransfers()
+    }
+
+    /// Tells other threads how many transfers there are, those waiting for a connection included.
+    func countTransfers() {
+        let count = active.count + waitingForConnection
         lock.withLock {
             activeTotal = count
             mostActive = max(mostActive, count)
@@ -541,13 +606,25 @@ final class CurlLoop: @unchecked Sendable {
         }
     }
 
-    /// Takes the hop's handle out of the multi handle and back to the pool.
+    /// Takes the hop's handle out of the multi handle and back to the pool, and its connection to the host
+    /// back to the transfers waiting for one.
     private func release(_ transfer: CurlTransfer) {
+        transfer.stopWatchingHandshake()
         guard let pooled = transfer.easy else { return }
         _ = curl.multiRemoveHandle(multi, pooled.raw)
         transfer.easy = nil
         setActive(nil, for: pooled.raw)
         handles.giveBack(pooled)
+        leaveHost(of: transfer)
+    }
+
+    /// Lets libcurl open as many connections to one host as a request's realm allows (it closes idle ones past
+    /// its limit); a larger limit also makes room for more idle connections.
+    func allowConnections(perHost limit: Int) {
+        guard limit > hostConnectionCeiling else { return }
+        hostConnectionCeiling = limit
+        curl.setMulti(multi, LibCurl.Option.multiMaxHostConnections, limit)
+        curl.setMulti(multi, LibCurl.Option.multiMaxConnects, Self.cachedConnections(perHost: limit))
     }
 }
 

@@ -2,8 +2,9 @@ import Foundation
 
 /// libcurl's measurements of a hop (`curl_easy_getinfo`), as ``TransferMetrics``.
 extension LibCurl {
-    /// The hop's metrics: timings count from the hop's start; `start` is when the attempt began.
-    func metrics(of handle: Handle, start: Date) -> TransferMetrics {
+    /// The hop's metrics: timings count from the hop's start; `start` is when the attempt began; `secure`
+    /// when the hop went over TLS.
+    func metrics(of handle: Handle, start: Date, secure: Bool) -> TransferMetrics {
         var metrics = TransferMetrics(start: start)
         func seconds(_ info: Int32) -> TimeInterval? {
             offset(handle, info).map { TimeInterval($0) / 1_000_000 }
@@ -20,6 +21,13 @@ extension LibCurl {
         metrics.firstByte = seconds(Info.startTransferTime)
         metrics.total = seconds(Info.totalTime)
         metrics.reusedConnection = long(handle, Info.numConnects).map { $0 == 0 }
+        if metrics.reusedConnection == true {
+            // libcurl times the look-up of the connection cache as a name look-up (tens of microseconds, and
+            // the connect time after it): a reused connection had no set-up phase at all.
+            metrics.dnsLookup = 0
+            metrics.connect = 0
+            metrics.tlsHandshake = secure ? 0 : nil
+        }
         metrics.remoteAddress = string(handle, Info.primaryIP).flatMap { $0.isEmpty ? nil : $0 }
         metrics.remotePort = long(handle, Info.primaryPort).flatMap { $0 > 0 ? $0 : nil }
         metrics.httpVersion = long(handle, Info.httpVersion).flatMap(Self.httpVersionName)

@@ -1,3 +1,4 @@
+import CCurlShim
 import Foundation
 
 #if canImport(FoundationNetworking)
@@ -34,6 +35,13 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// The options of the request's TLS policy, kept while the transfer may connect: on a libcurl that takes
     /// no roots in memory, they own the file its handles read the roots from.
     var tlsOptions: CurlTLSOptions?
+    /// The current hop's record of its TLS handshake, when it goes over https on a libcurl that can watch one.
+    private var handshakeWatch: OpaquePointer?
+    /// The host whose connection the hop holds, while it holds one (CurlLoop+Connections).
+    var connectionHost: String?
+    /// When the hop began to wait for a connection, while it waits; and how long its waits took in all.
+    var waitingForConnectionSince: TimeInterval?
+    var waitedForConnections: TimeInterval = 0
 
     // The current hop's response.
     private var statusLine: String?
@@ -45,6 +53,9 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// dozen fields it costs a fraction of one hashing, and the 1,000 fields a head may have bound a flood's
     /// scans to half a million integer comparisons.
     private var fieldNames: [UInt64] = []
+    /// The hop's `Set-Cookie` lines, each as it came: `fields` joins them with ", ", which cookies themselves
+    /// may hold (in a value, in an `Expires` date), so the jar gets them apart.
+    private var setCookieLines: [String] = []
     /// Header lines and bytes of head read in this hop, 1xx heads and trailers included.
     private var fieldCount = 0
     private var headBytes = 0
@@ -102,6 +113,31 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     var hasBody: Bool { bodyBytes != nil || bodyFile != nil }
 
+    deinit {
+        ccurl_tls_watch_release(handshakeWatch)
+    }
+
+    /// A new record for the hop's handshake (the last hop's let go of), for `CURLOPT_SSL_CTX_DATA`.
+    func watchNewHandshake() -> OpaquePointer? {
+        stopWatchingHandshake()
+        handshakeWatch = ccurl_tls_watch_new()
+        return handshakeWatch
+    }
+
+    func stopWatchingHandshake() {
+        ccurl_tls_watch_release(handshakeWatch)
+        handshakeWatch = nil
+    }
+
+    /// What the current hop's TLS handshake showed, as far as it was watched.
+    var handshake: TLSHandshakeFacts {
+        let flags = ccurl_tls_watch_flags(handshakeWatch)
+        return TLSHandshakeFacts(
+            certificateRequested: flags & CCURL_TLS_CERTIFICATE_REQUESTED != 0,
+            serverWentOn: flags & CCURL_TLS_SERVER_WENT_ON != 0 || headBytes > 0,
+            certificatePresented: request.tlsPolicy?.clientIdentity != nil)
+    }
+
     // MARK: libcurl callbacks
 
     /// One header line from libcurl, CRLF included; parsed on bytes, as Foundation's string trimming
@@ -118,6 +154,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         while end > 0, line[end - 1] == UInt8(ascii: "\r") || line[end - 1] == UInt8(ascii: "\n") { end -= 1 }
         let bytes = UnsafeRawBufferPointer(rebasing: line[0..<end])
         if Self.isStatusLine(bytes) {
+            // `HTTP/2 200`: the host multiplexes, and the loop lets every request to it share its connections.
+            if bytes.count > 5, bytes[5] == UInt8(ascii: "2"), let host = connectionHost {
+                loop.noteMultiplexing(host)
+            }
             // A new status line (after a 100 Continue, say) starts the headers over.
             statusLine = String(decoding: bytes, as: UTF8.self)
             clearFields()
@@ -138,6 +178,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         let value = String(decoding: valueBytes, as: UTF8.self)
         if folded == Self.contentLength.folded, HeaderName.same(name, Self.contentLength.text) {
             expectedLength = Int64(value)
+        } else if folded == Self.setCookie.folded, HeaderName.same(name, Self.setCookie.text) {
+            setCookieLines.append(value)
         }
         if let position = position(of: name, folded: folded) {
             fields.join(value, at: position)
@@ -161,6 +203,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private func clearFields() {
         fields.removeAll()
         fieldNames.removeAll(keepingCapacity: true)
+        if !setCookieLines.isEmpty { setCookieLines = [] }
     }
 
     /// The value of the field `name` in the current head.
@@ -180,6 +223,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     private static let contentLength = HeaderName("Content-Length")
     private static let contentEncoding = HeaderName("Content-Encoding")
+    private static let setCookie = HeaderName("Set-Cookie")
+    private static let transferEncoding = HeaderName("Transfer-Encoding")
     /// The codings libcurl decodes (with `CURLOPT_ACCEPT_ENCODING` set to all it supports).
     private static let decodedCodings: Set<String> = [
         "identity", "none", "gzip", "x-gzip", "deflate", "br", "zstd",
@@ -188,15 +233,20 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// At the end of the head: a body under a coding libcurl does not know would fail the transfer
     /// ("Unrecognized content encoding type"); browsers hand it over as it came, with its header, and so
     /// do we, by turning libcurl's decoding off for this response before its first body byte. (libcurl
-    /// reads the setting per body write up to 7.x; see the README's Backends section.)
+    /// reads the setting per body write up to 7.x; see the Backends article.) The same for a
+    /// transfer coding other than chunked that libcurl does not know: the body, which then runs to the end
+    /// of the connection (RFC 9112 §6.3), is handed over as it came.
     private func keepsUnknownCodingUndecoded() {
-        guard let codings = field(Self.contentEncoding), let handle = easy?.raw,
-            let curl = try? LibCurl.shared.get()
-        else { return }
-        let unknown = codings.split(separator: ",").contains {
-            !Self.decodedCodings.contains($0.trimmingCharacters(in: .whitespaces).lowercased())
+        guard let handle = easy?.raw, let curl = try? LibCurl.shared.get() else { return }
+        func isUnknown(_ codings: String?, besides known: Set<String>) -> Bool {
+            (codings ?? "").split(separator: ",").contains {
+                !known.contains($0.trimmingCharacters(in: .whitespaces).lowercased())
+            }
         }
-        guard unknown else { return }
+        guard
+            isUnknown(field(Self.contentEncoding), besides: Self.decodedCodings)
+                || isUnknown(field(Self.transferEncoding), besides: Self.decodedCodings.union(["chunked"]))
+        else { return }
         curl.set(handle, LibCurl.Option.httpContentDecoding, 0)
         // Set for this response only: the next hop on the handle sets its options anew.
         easy?.setup = nil
@@ -245,10 +295,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             return
         }
         headHandedOver = true
-        sink.head(
-            Response(
-                request: request.urlRequest, statusCode: status, fields: fields, data: Data(),
-                url: current.url))
+        var head = Response(
+            request: request.urlRequest, statusCode: status, fields: fields, data: Data(), url: current.url)
+        head.setCookieLines = setCookieLines
+        sink.head(head)
     }
 
     /// A chunk of a streamed body: the bytes taken, or `CURL_WRITEFUNC_PAUSE` when the sink is full (libcurl
@@ -325,7 +375,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         guard let proposed = RedirectPolicy.proposedRequest(after: head, sent: current) else { return nil }
         redirects += 1
         let step = policy.step(
-            after: head, sent: current, proposed: proposed, for: request, redirects: redirects)
+            after: head, setCookieLines: setCookieLines, sent: current, proposed: proposed, for: request,
+            redirects: redirects)
         if case let .follow(next) = step { current = next }
         return step
     }
@@ -358,6 +409,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             response = Response(
                 request: request.urlRequest, statusCode: status, fields: fields, data: body, url: current.url)
         }
+        response.setCookieLines = setCookieLines
         if let metrics { response.metrics = [metrics] }
         finish(.success(response))
     }
@@ -392,9 +444,9 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         guard let completion else { return }
         self.completion = nil
         closeFiles()
-        if case .failure = result, let download = request.downloadFile {
-            try? FileManager.default.removeItem(at: download)
-        }
-        completion(result)
+        guard case let .failure(error) = result else { return completion(result) }
+        if let download = request.downloadFile { try? FileManager.default.removeItem(at: download) }
+        // A failed attempt that was measured (it got as far as libcurl) says how far it went.
+        completion(.failure(metrics.map { MeasuredFailure(underlying: error, metrics: $0) } ?? error))
     }
 }

@@ -39,6 +39,9 @@ struct LibCurl: @unchecked Sendable {
     private let multiSetopt: UnsafeMutableRawPointer
     /// `curl_easy_pause`: resumes a transfer a streamed response's full buffer paused.
     let easyPause: (@convention(c) (Handle, Int32) -> Int32)?
+    /// Whether each new TLS connection's handshake can be watched (`ccurl_tls_watch_*`): libcurl on OpenSSL,
+    /// whose functions are found through libcurl's handle.
+    private(set) var watchesTLSHandshakes = false
 
     /// libcurl, or `nil` with the reason it could not be loaded.
     static let shared: Result<LibCurl, CurlUnavailable> = load()
@@ -54,13 +57,6 @@ struct LibCurl: @unchecked Sendable {
             )
         }
         var missing: [String] = []
-        func symbol<T>(_ name: String, as type: T.Type) -> T? {
-            guard let address = dlsym(library, name) else {
-                missing.append(name)
-                return nil
-            }
-            return unsafeBitCast(address, to: type)
-        }
         func raw(_ name: String) -> UnsafeMutableRawPointer? {
             guard let address = dlsym(library, name) else {
                 missing.append(name)
@@ -68,8 +64,9 @@ struct LibCurl: @unchecked Sendable {
             }
             return address
         }
+        func symbol<T>(_ name: String, as type: T.Type) -> T? { raw(name).map { unsafeBitCast($0, to: type) } }
         let globalInit = symbol("curl_global_init", as: (@convention(c) (Int) -> Int32).self)
-        let curl = LibCurl(
+        var curl = LibCurl(
             easyInit: symbol("curl_easy_init", as: (@convention(c) () -> Handle?).self) ?? { nil },
             easyCleanup: symbol("curl_easy_cleanup", as: (@convention(c) (Handle) -> Void).self) ?? { _ in },
             easyReset: symbol("curl_easy_reset", as: (@convention(c) (Handle) -> Void).self) ?? { _ in },
@@ -124,7 +121,17 @@ struct LibCurl: @unchecked Sendable {
                     reason: "libcurl lacks \(missing.joined(separator: ", ")) (7.68 or later is needed)"))
         }
         _ = globalInit(Option.globalAll)
+        curl.watchesTLSHandshakes = watchesTLSHandshakes(through: library, tls: curl.version.tls)
         return .success(curl)
+    }
+
+    /// Whether each new TLS connection's handshake can be watched: on OpenSSL, whose functions are found
+    /// through libcurl's handle.
+    private static func watchesTLSHandshakes(through library: UnsafeMutableRawPointer, tls: String) -> Bool {
+        guard tls.hasPrefix("OpenSSL") else { return false }
+        return ccurl_tls_watch_setup(
+            dlsym(library, "SSL_CTX_callback_ctrl"), dlsym(library, "SSL_CTX_ctrl"),
+            dlsym(library, "SSL_CTX_set_ex_data"), dlsym(library, "CRYPTO_get_ex_new_index")) == 1
     }
 
     @discardableResult
@@ -222,6 +229,8 @@ struct LibCurl: @unchecked Sendable {
         static let protocolsString: Int32 = 10_318
         static let redirectProtocolsString: Int32 = 10_319
         static let httpVersion2TLS = 4
+        /// `CURLOPT_PIPEWAIT`: wait for a connection to say whether it multiplexes rather than open another.
+        static let pipeWait: Int32 = 237
         static let multiMaxHostConnections: Int32 = 7
         /// `CURLMOPT_MAXCONNECTS`: the size of the multi handle's cache of idle connections.
         static let multiMaxConnects: Int32 = 6
@@ -236,6 +245,9 @@ struct LibCurl: @unchecked Sendable {
         static let sslCertBlob: Int32 = 40_291
         static let sslKeyBlob: Int32 = 40_292
         static let sslVersion: Int32 = 32
+        /// `CURLOPT_SSL_CTX_FUNCTION`, `CURLOPT_SSL_CTX_DATA`: called with each new connection's SSL_CTX.
+        static let sslContextFunction: Int32 = 20_108
+        static let sslContextData: Int32 = 10_109
         /// `CURL_SSLVERSION_TLSv1_2`, `CURL_SSLVERSION_TLSv1_3`
         static let sslVersionTLS12 = 6
         static let sslVersionTLS13 = 7

@@ -61,6 +61,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     /// The state of a task that reports progress, streams a file body or downloads to disk.
     private struct Streaming {
         let request: BackendRequest
+        /// Where a streamed response goes as it arrives, for ``URLSessionBackend/stream(_:into:)``.
+        let sink: StreamSink?
         var data = Data()
         var file: URL?
         /// Told of every byte that comes or goes, for the transfer's silence watch.
@@ -105,13 +107,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
 
     /// Routes a delegate-driven task's data, progress and end to `complete`.
     func stream(
-        _ task: URLSessionTask, for request: BackendRequest, activity: @escaping @Sendable () -> Void,
+        _ task: URLSessionTask, for request: BackendRequest, into sink: StreamSink?,
+        activity: @escaping @Sendable () -> Void,
         complete: @escaping @Sendable (URLSessionTask, (any Error)?, Body) -> Void
     ) {
         tracked.withLock { table in
             table[task.taskIdentifier] = Tracked(
                 sent: request.urlRequest, request: request, redirects: 0,
-                streaming: Streaming(request: request, activity: activity, complete: complete))
+                streaming: Streaming(request: request, sink: sink, activity: activity, complete: complete))
         }
     }
 
@@ -130,6 +133,13 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         guard let streaming = tracked.withLock({ $0[task.taskIdentifier]?.streaming }) else { return nil }
         streaming.activity()
         return streaming.request
+    }
+
+    /// Where a streamed task's response goes as it arrives, once it has been heard from.
+    private func sink(of task: URLSessionTask) -> StreamSink? {
+        guard let streaming = tracked.withLock({ $0[task.taskIdentifier]?.streaming }) else { return nil }
+        streaming.activity()
+        return streaming.sink
     }
 
     /// Stops a task whose in-memory body has gone (or will go) past its request's limit.
@@ -160,7 +170,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         {
             return completionHandler(.cancel)
         }
-        if let sink = streaming(dataTask)?.streamSink, let head = response as? HTTPURLResponse,
+        if let sink = sink(of: dataTask), let head = response as? HTTPURLResponse,
             let sent = tracked.withLock({ $0[dataTask.taskIdentifier]?.sent })
         {
             sink.head(Response(request: sent, response: head, data: Data()))
@@ -169,7 +179,7 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
-        if let request = streaming(dataTask), let sink = request.streamSink {
+        if let sink = sink(of: dataTask) {
             return streamed(data, of: dataTask, into: sink)
         }
         let progress = tracked.withLock { table -> (BackendRequest, Int64, @Sendable () -> Void)? in

@@ -16,9 +16,7 @@ extension URLSessionBackend: StreamingBackend {
     /// as URLSession hands it over. A backend made with ``init(session:)`` has no delegate of ours and
     /// answers with the whole body as one chunk.
     public func stream(_ request: BackendRequest, into sink: StreamSink) -> BackendTask {
-        var streamed = request
-        if delegate != nil { streamed.streamSink = sink }
-        return send(streamed) { result in
+        send(request, into: sink) { result in
             // Without a delegate, or an answer that never reached it (a challenge's 401): whole.
             sink.deliver(result)
         }

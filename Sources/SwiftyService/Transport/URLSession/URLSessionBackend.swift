@@ -29,6 +29,13 @@ public final class URLSessionBackend: NetworkBackend {
     private let queue = DispatchQueue(label: "SwiftyService.URLSessionBackend")
     /// The transfers started and not yet finished.
     private let inFlight = Locked.make(0)
+    /// The connections each host's transfers hold, and those waiting for one: the backend keeps the limit
+    /// itself, so that it can tell a caller its request waits.
+    private let connections = HostConnectionGate<Transfer>()
+    /// The most connections to one host for a request whose realm sets none (the configuration's
+    /// `httpMaximumConnectionsPerHost`), and the most a realm may set (what the session allows).
+    let maxConnectionsPerHost: Int
+    private let connectionCeiling: Int
     #if canImport(Security)
     /// A session per TLS policy (URLSessionTLS.swift): connections are never shared across policies.
     private let policySessions = PolicySessions()
@@ -41,6 +48,9 @@ public final class URLSessionBackend: NetworkBackend {
     ///
     /// The default configuration keeps at most 4 connections per host: above that, libcurl (under
     /// URLSession on Linux) opens and closes a new connection for most requests instead of reusing them.
+    /// The backend keeps that limit itself (its session is made to allow up to 64, or the configuration's
+    /// own if larger), so that a realm may set another (``RealmConfiguration/setMaxConnectionsPerHost(_:)``)
+    /// and a request past it is seen to wait.
     /// - Parameters:
     ///   - configuration: the session's configuration.
     ///   - policy: which redirects to follow; by default at most 10.
@@ -49,10 +59,17 @@ public final class URLSessionBackend: NetworkBackend {
         redirects policy: RedirectPolicy = .default
     ) {
         let delegate = SessionDelegate(policy)
-        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        maxConnectionsPerHost = max(configuration.httpMaximumConnectionsPerHost, 1)
+        connectionCeiling = max(maxConnectionsPerHost, Self.connectionCeiling)
+        let roomier = configuration.copy() as? URLSessionConfiguration ?? configuration
+        roomier.httpMaximumConnectionsPerHost = connectionCeiling
+        session = URLSession(configuration: roomier, delegate: delegate, delegateQueue: nil)
         self.delegate = delegate
         ownsSession = true
     }
+
+    /// The most connections to one host a realm may set on a backend's own session.
+    static let connectionCeiling = 64
 
     /// A backend on an existing session, which the caller keeps ownership of (and the redirect and
     /// challenge handling of its delegate).
@@ -60,6 +77,8 @@ public final class URLSessionBackend: NetworkBackend {
         self.session = session
         delegate = nil
         ownsSession = false
+        maxConnectionsPerHost = max(session.configuration.httpMaximumConnectionsPerHost, 1)
+        connectionCeiling = maxConnectionsPerHost
     }
 
     deinit {
@@ -89,27 +108,70 @@ public final class URLSessionBackend: NetworkBackend {
         return configuration
     }
 
-    /// Starts a data task for the request.
+    /// Starts a data task for the request, once a connection to its host is free.
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
+        send(request, into: nil, completion: completion)
+    }
+
+    /// Starts the request; with a `sink` (and a delegate), its response goes there as it arrives.
+    func send(
+        _ request: BackendRequest, into sink: StreamSink?,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
         let others = inFlight.withLock { count in
             defer { count += 1 }
             return count
         }
-        let transfer = Transfer(request: request) { [inFlight] result in
+        let transfer = Transfer(request: request, sink: delegate == nil ? nil : sink) { [inFlight] result in
             inFlight.withLock { $0 -= 1 }
             completion(result)
         }
-        if delegate != nil, Self.needsOwnSilenceWatch(request.urlRequest.timeoutInterval.usableTimeout) {
-            transfer.watchSilence(limit: request.urlRequest.timeoutInterval.usableTimeout)
+        let timeout = request.urlRequest.timeoutInterval.usableTimeout
+        let host = BackendRequest.hostKey(ofURL: request.urlRequest.url?.absoluteString ?? "")
+        let limit = min(
+            request.maxConnectionsPerHost.map { max($0, 1) } ?? maxConnectionsPerHost, connectionCeiling)
+        guard connections.enter(transfer, host: host, limit: limit) else {
+            // The request's timeout runs while it waits, as it would in URLSession's own queue.
+            transfer.waitForConnection(timeout: timeout) { [connections] in
+                connections.withdraw(transfer, host: host)
+            }
+            request.reportWaitingForConnection(ConnectionWait(host: host, limit: limit))
+            return BackendTask { [connections] in
+                if connections.withdraw(transfer, host: host) {
+                    transfer.finish(.failure(URLError(.cancelled)))
+                }
+                transfer.cancel()
+            }
         }
+        guard transfer.holdConnection({ [self] in leave(host) }) else {
+            leave(host)
+            return .uncancellable
+        }
+        if delegate != nil, Self.needsOwnSilenceWatch(timeout) { transfer.watchSilence(limit: timeout) }
         if others > 0, withUnsafeCurrentTask(body: { $0 != nil }) {
             queue.async { [self] in start(request.urlRequest, for: transfer, redirects: 0) }
         } else {
             start(request.urlRequest, for: transfer, redirects: 0)
         }
         return BackendTask { transfer.cancel() }
+    }
+
+    /// A transfer gave its connection to `host` back: the transfers the gate lets through now start, each
+    /// holding one (one that ended while it waited gives it back at once).
+    private func leave(_ host: String) {
+        var next = connections.leave(host)
+        while !next.isEmpty {
+            let transfer = next.removeFirst()
+            guard transfer.holdConnection({ [self] in leave(host) }) else {
+                next += connections.leave(host)
+                continue
+            }
+            let timeout = transfer.request.urlRequest.timeoutInterval.usableTimeout
+            if delegate != nil, Self.needsOwnSilenceWatch(timeout) { transfer.watchSilence(limit: timeout) }
+            queue.async { [self] in start(transfer.request.urlRequest, for: transfer, redirects: 0) }
+        }
     }
 
     /// Whether a transfer must time its silences itself: FoundationNetworking rounds a timeout down to whole
@@ -170,7 +232,7 @@ public final class URLSessionBackend: NetworkBackend {
         let task: URLSessionTask
         if let delegate,
             watched || request.bodyFile != nil || request.downloadFile != nil || request.wantsProgress
-                || request.maxResponseSize != nil || request.collectsMetrics || request.streamSink != nil
+                || request.maxResponseSize != nil || request.collectsMetrics || transfer.sink != nil
                 || delegate.policy.mayAnswerWithARedirect
         {
             if let file = request.bodyFile {
@@ -180,7 +242,7 @@ public final class URLSessionBackend: NetworkBackend {
             } else {
                 task = session.dataTask(with: sent)
             }
-            delegate.stream(task, for: request, activity: { transfer.heardFrom() }) {
+            delegate.stream(task, for: request, into: transfer.sink, activity: { transfer.heardFrom() }) {
                 [self] task, error, body in
                 let timing = delegate.timing(of: task)
                 conclude(
@@ -264,16 +326,30 @@ private final class Transfer: Sendable {
         /// The task's byte counts when the watch last looked: bytes can come before their delegate call.
         var bytesSeen: Int64 = 0
         var watch: Deadline?
+        /// Set as the transfer finishes: from then on it takes no connection.
+        var finished = false
+        /// Gives the connection the transfer holds back to its host's line, once.
+        var releaseConnection: (@Sendable () -> Void)?
+        /// While the transfer waits for a connection: since when, and its timeout; then how long it waited.
+        var waitingSince: TimeInterval?
+        var waitDeadline: Deadline?
+        var waited: TimeInterval = 0
     }
 
     let request: BackendRequest
+    /// Where the response goes as it arrives, for a streamed request.
+    let sink: StreamSink?
     private let completion: OnceCompletion<Result<Response, any Error>>
     private let state = Locked.make(State())
     /// When the attempt began, for its metrics.
     let startedAt = Date()
 
-    init(request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void) {
+    init(
+        request: BackendRequest, sink: StreamSink?,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) {
         self.request = request
+        self.sink = sink
         self.completion = OnceCompletion(completion)
     }
 
@@ -284,13 +360,50 @@ private final class Transfer: Sendable {
     func metrics(_ timing: SessionDelegate.Timing, received response: Response) -> TransferMetrics {
         if var measured = timing.measured {
             measured.start = startedAt
+            measured.queued = state.withLock { $0.waited }
             return measured
         }
+        // The phases count from when the task began, after any wait for a connection.
+        let waited = state.withLock { $0.waited }
+        let began = startedAt + waited
         var metrics = TransferMetrics(start: startedAt)
-        metrics.firstByte = timing.headAt.map { $0.timeIntervalSince(startedAt) }
-        metrics.total = Date().timeIntervalSince(startedAt)
+        metrics.queued = waited
+        metrics.firstByte = timing.headAt.map { $0.timeIntervalSince(began) }
+        metrics.total = Date().timeIntervalSince(began)
         metrics.redirects = timing.redirects
         return metrics
+    }
+
+    /// The transfer waits for a connection to its host; past its timeout, `withdraw` takes it out of the line
+    /// (`true` if it was still in it) and it ends as timed out.
+    func waitForConnection(timeout: TimeInterval, withdraw: @escaping @Sendable () -> Bool) {
+        let deadline = Deadline(after: timeout) { [weak self] in
+            guard let self, withdraw() else { return }
+            finish(.failure(URLError(.timedOut)))
+        }
+        state.withLock { state in
+            state.waitingSince = ProcessInfo.processInfo.systemUptime
+            state.waitDeadline = deadline
+        }
+    }
+
+    /// The transfer takes a connection to its host, which `release` gives back when it finishes; `false`
+    /// (and `release` is not kept) when it has finished already.
+    func holdConnection(_ release: @escaping @Sendable () -> Void) -> Bool {
+        let (held, deadline) = state.withLock { state -> (Bool, Deadline?) in
+            defer { state.waitDeadline = nil }
+            guard !state.finished, !state.cancelled, !state.timedOut else {
+                return (false, state.waitDeadline)
+            }
+            state.releaseConnection = release
+            if let since = state.waitingSince {
+                state.waited = ProcessInfo.processInfo.systemUptime - since
+                state.waitingSince = nil
+            }
+            return (true, state.waitDeadline)
+        }
+        deadline?.cancel()
+        return held
     }
     var isOver: Bool { completion.isSpent || state.withLock { $0.cancelled || $0.timedOut } }
 
@@ -306,12 +419,25 @@ private final class Transfer: Sendable {
     }
 
     func finish(_ result: Result<Response, any Error>) {
-        let (timedOut, watch) = state.withLock { state -> (Bool, Deadline?) in
-            defer { state.watch = nil }
-            return (state.timedOut, state.watch)
+        let (timedOut, watch, release) = state.withLock {
+            state -> (Bool, Deadline?, (@Sendable () -> Void)?) in
+            defer {
+                state.watch = nil
+                state.finished = true
+                state.releaseConnection = nil
+            }
+            return (state.timedOut, state.watch, state.releaseConnection)
         }
         watch?.cancel()
-        completion(timedOut ? .failure(URLError(.timedOut)) : result)
+        release?()
+        let outcome: Result<Response, any Error> = timedOut ? .failure(URLError(.timedOut)) : result
+        guard request.collectsMetrics, case let .failure(error) = outcome else { return completion(outcome) }
+        // A failed attempt says how long it went on, and how long it waited for a connection.
+        let waited = state.withLock { $0.waited }
+        var metrics = TransferMetrics(start: startedAt)
+        metrics.queued = waited
+        metrics.total = Date().timeIntervalSince(startedAt + waited)
+        completion(.failure(MeasuredFailure(underlying: error, metrics: metrics)))
     }
 
     /// Stops the transfer; its completion still runs, once, with `URLError(.cancelled)`.

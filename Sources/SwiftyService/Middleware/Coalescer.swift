@@ -6,13 +6,23 @@ import FoundationNetworking
 
 /// Lets identical GETs in flight at the same time share one trip to the backend (innermost in the chain).
 ///
-/// Requests are identical when their URLs and headers are. Each caller gets its own copy of the result;
-/// a caller that cancels stops waiting at once, alone, and the shared request is cancelled only when
-/// every caller has. A flight nobody waits for any more is over: a later caller starts a new one.
+/// Calls are identical when they would send the same bytes under the same rules: the same method, URL,
+/// headers, body and timeout, through the same backend, with the same TLS policy, cookie jar, size limit
+/// and metrics. Streams are never shared (each reader reads its own body), nor downloads or calls with
+/// progress reports. Each caller gets its own copy of the result; a caller that cancels stops waiting at
+/// once, alone, and the shared request is cancelled only when every caller has. A flight nobody waits for
+/// any more is over: a later caller starts a new one.
 final class Coalescer: Middleware {
-    private struct Key: Hashable {
+    // Unchecked: `rules` is an `AnyHashable` made of a `Sendable` value, which that type does not say.
+    private struct Key: Hashable, @unchecked Sendable {
+        let method: String
         let url: URL?
         let headers: [String: String]
+        let body: Data?
+        let timeout: TimeInterval
+        let cachePolicy: UInt
+        /// What besides the request decides what goes out and what is trusted.
+        let rules: AnyHashable
     }
 
     private let flights = Locked<[Key: Exchange]>.make([:])
@@ -20,8 +30,14 @@ final class Coalescer: Middleware {
     func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext) async throws
         -> Response
     {
-        guard (request.httpMethod ?? "GET") == "GET" else { return try await next(request) }
-        let key = Key(url: request.url, headers: request.allHTTPHeaderFields ?? [:])
+        let method = request.httpMethod ?? "GET"
+        guard method == "GET", context.call.mode == .buffered, let rules = context.call.sendingRules else {
+            return try await next(request)
+        }
+        let key = Key(
+            method: method, url: request.url, headers: request.allHTTPHeaderFields ?? [:],
+            body: request.httpBody, timeout: request.timeoutInterval, cachePolicy: request.cachePolicy.rawValue,
+            rules: AnyHashable(rules))
         while true {
             let (flight, starts) = flights.withLock { flights -> (Exchange, Bool) in
                 if let flight = flights[key], !flight.isFinished { return (flight, false) }

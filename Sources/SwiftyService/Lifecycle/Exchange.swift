@@ -1,0 +1,249 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What an exchange's answer does beyond being told: effects that belong to it alone.
+protocol Settling: Sendable {
+    /// Turns the answer into the outcome and carries out its effects (a download moved into place, the
+    /// last progress reports); runs only for the answer that is the outcome.
+    func settle(_ answer: Exchange.Outcome) -> Exchange.Outcome
+    /// Cleans up after an answer that came when the exchange had ended without it.
+    func discard(_ answer: Exchange.Outcome)
+    /// The exchange ended before its head (cancelled, timed out, abandoned) with `outcome`: nothing more may
+    /// be reported.
+    func stop(_ outcome: Exchange.Outcome)
+}
+
+extension Settling {
+    func settle(_ answer: Exchange.Outcome) -> Exchange.Outcome { answer }
+    func discard(_ answer: Exchange.Outcome) {}
+    func stop(_ outcome: Exchange.Outcome) {}
+}
+
+/// An answer with no effects of its own: an attempt's, a shared flight's.
+struct PlainAnswer: Settling {}
+
+/// One unit of work with one outcome — a call, one attempt at it, a flight that coalesced callers share —
+/// and every party waiting for that outcome. The one place that decides which outcome wins (the head, a
+/// cancellation, a timeout), runs that outcome's effects only for it, and tells each waiter exactly once.
+/// A call's exchange that is answered with a head whose body is still arriving keeps that body until it
+/// ends: a cancellation or the call's deadline then stops the body.
+///
+/// The decisions are ``ExchangeState``'s; this class holds it under a lock and acts outside the lock.
+final class Exchange: Sendable {
+    typealias Outcome = Result<Response, ServiceError>
+    typealias Waiter = @Sendable (Outcome) -> Void
+
+    /// The request that cancellations and timeouts name.
+    let request: URLRequest
+    private let settling: any Settling
+    /// Whether a streamed answer's body stays with the exchange until it ends (a call's), rather than
+    /// going on with the head (an attempt's, a flight's).
+    private let keepsBody: Bool
+    // A `Locked` box, not a `Mutex` held inline (one allocation less): ThreadSanitizer does not see the
+    // ordering of the Synchronization module's lock on Linux, and reported its critical sections as races.
+    private let state: Locked<ExchangeState<Outcome, any ArrivingBody>>
+
+    init(
+        request: URLRequest, settling: any Settling = PlainAnswer(), endsWhenAbandoned: Bool = false,
+        keepsBody: Bool = false
+    ) {
+        self.request = request
+        self.settling = settling
+        self.keepsBody = keepsBody
+        state = .make(ExchangeState(endsWhenAbandoned: endsWhenAbandoned))
+    }
+
+    /// An exchange over before it began: a request that could not be built.
+    init(failed error: ServiceError) {
+        request = URLRequest(url: .placeholder)
+        settling = PlainAnswer()
+        keepsBody = false
+        var finished = ExchangeState<Outcome, any ArrivingBody>()
+        _ = finished.end(.failure(error))
+        state = .make(finished)
+    }
+
+    /// The outcome, once there is one.
+    var outcome: Outcome? { state.withLock { $0.outcome } }
+
+    /// Whether the outcome is decided (or being settled).
+    var isFinished: Bool { state.withLock { $0.isDecided } }
+
+    /// Whether the exchange ended as cancelled.
+    var isCancelled: Bool {
+        guard case let .failure(error)? = outcome else { return false }
+        return error.kind == .cancelled
+    }
+
+    /// Starts the work, once: `work` gets the function to call with the answer and returns what stops it.
+    func start(_ work: (@escaping @Sendable (Outcome) -> Void) -> BackendTask) {
+        start { (exchange: Exchange) in work { answer in exchange.answer(answer) } }
+    }
+
+    /// Starts the work, once: `work` gets this exchange, to give it the answer with ``answer(_:)``, and
+    /// returns what stops it. (No function is made to answer with: one allocation less per request.)
+    func start(_ work: (Exchange) -> BackendTask) {
+        guard case .send = state.withLock({ $0.start() }) else { return }
+        let task = work(self)
+        if case .stopNow = state.withLock({ $0.attach(task) }) { task.cancel() }
+    }
+
+    /// The work's answer: the head (with the whole body, or the body arriving), or the failure. Only the first
+    /// answer counts, and only before the exchange ended.
+    func answer(_ answer: Outcome) {
+        guard case .settle = state.withLock({ $0.head() }) else { return settling.discard(answer) }
+        let outcome = settling.settle(answer)
+        let body = keepsBody ? outcome.streamedBody : nil
+        // A kept body's owner goes to the waiters alone: held here, it would keep a stream let go of running.
+        let kept = body == nil ? outcome : outcome.map { $0.whole(Data()) }
+        switch state.withLock({ $0.settled(outcome, body: body, keeping: kept) }) {
+        case let .finish(waiters, deadline):
+            deadline?.cancel()
+            waiters.tell(outcome)
+        case let .stream(waiters, stop):
+            // Told before the waiters: a body that ended already finishes the exchange now.
+            body?.whenEnded { [self] _, _ in bodyEnded() }
+            waiters.tell(outcome)
+            if case let .failure(error)? = stop { body?.stop(with: error) }
+        }
+    }
+
+    private func bodyEnded() {
+        if case let .finish(deadline) = state.withLock({ $0.bodyEnded() }) { deadline?.cancel() }
+    }
+
+    /// Ends the exchange as cancelled: before its head, the outcome is the cancellation and the work is
+    /// told to stop; during its body, the body stops.
+    func cancel() {
+        end(.failure(.cancelled(request)))
+    }
+
+    /// Ends the exchange as timed out after `seconds`, unless it has ended by then.
+    func expire(after seconds: TimeInterval) {
+        // The deadline holds the exchange: work that never answers must still end for its waiters.
+        let deadline = Deadline(after: seconds) { [self] in end(.failure(.deadlinePassed(request, after: seconds))) }
+        if case .callOff = state.withLock({ $0.keep(deadline) }) { deadline.cancel() }
+    }
+
+    private func end(_ outcome: Outcome) {
+        carryOut(state.withLock { $0.end(outcome) }, outcome)
+    }
+
+    private func carryOut(_ action: ExchangeState<Outcome, any ArrivingBody>.EndAction, _ outcome: Outcome) {
+        switch action {
+        case .none: return
+        case let .fail(waiters, work, deadline):
+            deadline?.cancel()
+            settling.stop(outcome)
+            // The waiters hear first: stopping a transfer can take a while (URLSession on Linux waits for the
+            // transfer's next event).
+            waiters.tell(outcome)
+            work?.cancel()
+        case let .stopBody(body, deadline):
+            deadline?.cancel()
+            if case let .failure(error) = outcome { body.stop(with: error) }
+        }
+    }
+
+    /// Adds a waiter, told the outcome once: now if there is one, later otherwise. Returns its number while
+    /// it waits, for ``stopWaiting(_:)``.
+    @discardableResult
+    func wait(_ waiter: @escaping Waiter) -> Int? {
+        switch state.withLock({ $0.add(waiter) }) {
+        case let .waiting(id): return id
+        case let .decided(outcome):
+            waiter(outcome)
+            return nil
+        }
+    }
+
+    /// Adds an awaiting task as a waiter, resumed with the outcome once: now if there is one, later otherwise.
+    private func wait(resuming task: UnsafeContinuation<Outcome, Never>) {
+        if case let .decided(outcome) = state.withLock({ $0.add(.resume(task)) }) {
+            task.resume(returning: outcome)
+        }
+    }
+
+    /// One waiter stops waiting: it alone is told the exchange was cancelled. The last one to leave an
+    /// exchange that ends when abandoned ends it.
+    func stopWaiting(_ id: Int) {
+        let cancelled = Outcome.failure(.cancelled(request))
+        let removed = state.withLock { $0.remove(id, abandoned: cancelled) }
+        guard let waiter = removed.waiter else { return }
+        let ended = removed.ended
+        // It hears first, as in `carryOut`; then, if nobody else waits, the work stops.
+        waiter.tell(cancelled)
+        carryOut(ended, cancelled)
+    }
+
+    /// Waits for the outcome in a task. When the task is cancelled, the wait ends at once as cancelled; with
+    /// `cancelling`, the exchange itself is cancelled, otherwise only this wait stops.
+    func outcome(cancelling: Bool) async -> Outcome {
+        if cancelling {
+            // Cancelling the exchange ends every wait, this one included (a wait that starts after it gets the
+            // outcome at once): nothing to remember about this wait.
+            return await withTaskCancellationHandler {
+                await untilFinished()
+            } onCancel: {
+                cancel()
+            }
+        }
+        let wait = Locked.make(WaitState())
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Outcome, Never>) in
+                let id = self.wait { continuation.resume(returning: $0) }
+                let cancelledMeanwhile = wait.withLock { wait -> Bool in
+                    wait.id = id
+                    return wait.cancelled
+                }
+                if cancelledMeanwhile, let id { stopWaiting(id) }
+            }
+        } onCancel: {
+            let id = wait.withLock { wait -> Int? in
+                wait.cancelled = true
+                return wait.id
+            }
+            if let id { stopWaiting(id) }
+        }
+    }
+
+    /// Waits for the outcome, whatever happens to the task meanwhile; `starting` runs once the wait is in
+    /// place, so that the waiter hears the outcome itself rather than what the exchange keeps of it.
+    func untilFinished(starting: () -> Void = {}) async -> Outcome {
+        // Unchecked: the exchange tells each waiter exactly once, which is what a checked continuation would
+        // check, at the cost of an allocation per request.
+        let outcome = await withUnsafeContinuation { continuation in
+            wait(resuming: continuation)
+            starting()
+        }
+        // The answering thread built the outcome and then released this lock. Taking it once more orders that
+        // work before ours for ThreadSanitizer too: a continuation resumed before its task had suspended was
+        // once reported as a race (in a CI rehearsal), the runtime's own ordering being invisible to it.
+        state.withLock { _ in }
+        return outcome
+    }
+
+    private struct WaitState {
+        var id: Int?
+        var cancelled = false
+    }
+}
+
+extension Exchange {
+    /// `waiter`, told on `queue` when there is one.
+    static func waiter(_ waiter: @escaping Waiter, on queue: DispatchQueue?) -> Waiter {
+        guard let queue else { return waiter }
+        return { outcome in queue.async { waiter(outcome) } }
+    }
+}
+
+extension Result where Success == Response {
+    /// The body of a successful answer that is still arriving.
+    var streamedBody: (any ArrivingBody)? {
+        guard case let .success(response) = self else { return nil }
+        return response.arrivingBody
+    }
+}
