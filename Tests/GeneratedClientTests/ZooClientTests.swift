@@ -210,20 +210,22 @@ import FoundationNetworking
         let stub = StubBackend { _ in .status(204) }
         Zoo.configure(
             credentials: Zoo.Credentials(
-                apiKey: { "header-key" }, queryKey: { "query key" },
+                apiKey: { "header-key" }, queryKey: { "query key" }, cookieKey: { "c00kie" },
                 basic: Zoo.Credentials.basicAuthentication(user: "user", password: "pass")))
         Zoo.realm.use(stub)
         _ = try await AnimalsService.list(xRequestID: Self.uuid).request()
         _ = try await AnimalsService.delete(animalId: "1").request()
         _ = try await ZooService.ping.request()
         _ = try await KeepersService.hire(body: KeepersService.HireRequest(name: "Ann")).request()
+        _ = try await KeepersService.addNote(keeperId: 1, body: "fed").request()
         let sent = stub.received.map(\.urlRequest)
-        #expect(sent.count == 4)
+        #expect(sent.count == 5)
         #expect(sent[0].value(forHTTPHeaderField: "X-API-Key") == "header-key")
         #expect(sent[1].url?.query == "key=query%20key")
         #expect(sent[1].value(forHTTPHeaderField: "X-API-Key") == nil)
         #expect(sent[2].value(forHTTPHeaderField: "X-API-Key") == nil && sent[2].url?.query == nil)
         #expect(sent[3].value(forHTTPHeaderField: "Authorization") == "Basic dXNlcjpwYXNz")
+        #expect(sent[4].value(forHTTPHeaderField: "Cookie") == "zoo_session=c00kie")
     }
 
     @Test func aBearerTokenComesFromTheAppsTokenAuthentication() async throws {

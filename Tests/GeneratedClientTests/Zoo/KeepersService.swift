@@ -59,7 +59,7 @@ extension KeepersService: Zoo.SecuredEndpoint {
     var securityRequirements: [[String]] {
         switch self {
         case .hire: [["basic"]]
-        case .addNote: [["apiKey"], ["bearer"]]
+        case .addNote: [["cookieKey"]]
         }
     }
 }

@@ -53,6 +53,8 @@ extension Zoo {
         public var apiKey: (@Sendable () async throws -> String)?
         /// `queryKey`: an API key sent in the query `key`, as the closure returns it.
         public var queryKey: (@Sendable () async throws -> String)?
+        /// `cookieKey`: an API key sent in the cookie `zoo_session`, as the closure returns it.
+        public var cookieKey: (@Sendable () async throws -> String)?
         /// `bearer`: a bearer token, from the app's `TokenAuthentication` (which refreshes it).
         public var bearer: TokenAuthentication?
         /// `basic`: HTTP basic authentication; ``basicAuthentication(user:password:)`` makes it.
@@ -62,11 +64,13 @@ extension Zoo {
         public init(
             apiKey: (@Sendable () async throws -> String)? = nil,
             queryKey: (@Sendable () async throws -> String)? = nil,
+            cookieKey: (@Sendable () async throws -> String)? = nil,
             bearer: TokenAuthentication? = nil,
             basic: TokenAuthentication? = nil
         ) {
             self.apiKey = apiKey
             self.queryKey = queryKey
+            self.cookieKey = cookieKey
             self.bearer = bearer
             self.basic = basic
         }
@@ -82,6 +86,7 @@ extension Zoo {
             switch scheme {
             case "apiKey": apiKey != nil
             case "queryKey": queryKey != nil
+            case "cookieKey": cookieKey != nil
             case "bearer": bearer != nil
             case "basic": basic != nil
             default: false
@@ -121,6 +126,9 @@ extension Zoo {
                 case "queryKey":
                     guard let key = try await credentials.queryKey?() else { continue }
                     request = Zoo.adding(query: "key", value: key, to: request)
+                case "cookieKey":
+                    guard let key = try await credentials.cookieKey?() else { continue }
+                    request = Zoo.adding(cookie: "zoo_session", value: key, to: request)
                 case "bearer": token = token ?? credentials.bearer
                 case "basic": token = token ?? credentials.basic
                 default: break
