@@ -7,6 +7,7 @@ struct Outcome {
         case requestsPerSecond = "req/s"
         case bytesPerRequest = "bytes/request"
         case megabytes = "MB"
+        case seconds = "s"
         case ratio = "x"
         case megabytesPerSecond = "MB/s"
         case eventsPerSecond = "events/s"

@@ -101,6 +101,16 @@ if let liveURL {
         Data("live.*: skipped, no --url given (scripts/bench starts a server)\n".utf8))
 }
 if wanted("memory.retained") { report(memoryRetained(settings)) }
+if wanted("generate.large") || wanted("generate.stripe") || wanted("generate.large.compile") {
+    if let generator = argument("--generator"), let descriptions = argument("--descriptions") {
+        for outcome in try generateLarge(settings, generator: generator, descriptions: URL(fileURLWithPath: descriptions)) {
+            report(outcome)
+        }
+    } else {
+        FileHandle.standardError.write(
+            Data("generate.*: skipped, no --generator and --descriptions given (scripts/bench gives them)\n".utf8))
+    }
+}
 if let liveURL, wanted("transfer.memory") { report(try await transferMemory(settings, base: liveURL)) }
 if let liveURL, wanted("transfer.memory.curl") { try runInOwnProcess("transfer.memory.curl", url: liveURL) }
 if let liveURL {

@@ -215,3 +215,24 @@ if live == nil && replay == nil {
     }
     print("✓ read \(seen) events, \(activity.byteCount) bytes, then stopped\n")
 }
+
+// 7. A client generated from an OpenAPI description (offline only): openapi.yaml beside this file becomes
+// TodosService, its typed endpoints and its models when the example is built (the SwiftyServiceGenerator plugin).
+if live == nil && replay == nil {
+    let todoServer = StubBackend { request in
+        guard request.urlRequest.httpMethod == "POST" else {
+            return .json(#"[{"id": 1, "userId": 1, "title": "Describe the API", "completed": true}]"#)
+        }
+        let todo = try JSONSerialization.jsonObject(with: request.urlRequest.httpBody ?? Data()) as? [String: Any]
+        let title = todo?["title"] as? String ?? ""
+        return .json(#"{"id": 201, "userId": 1, "title": "\#(title)", "completed": false}"#, statusCode: 201)
+    }
+    Todos.configure().use(todoServer)
+    show(try TodosService.listTodos(userId: 1, completed: true).urlRequest())
+    let todos = try await TodosService.Typed.listTodos(userId: 1, completed: true).request()
+    print("✓ \(todos.count) todo done: \(todos.map(\.title))\n")
+    let draft = NewTodo(userId: 1, title: "Generate the client", completed: false)
+    show(try TodosService.createTodo(body: draft).urlRequest())
+    let created = try await TodosService.Typed.createTodo(body: draft).request()
+    print("✓ added todo \(created.id): \(created.title)")
+}
