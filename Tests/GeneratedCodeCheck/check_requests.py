@@ -507,7 +507,9 @@ class Check:
                     else:
                         flatten(name, value, expected_query)
                 elif style == "deepObject":
-                    flatten(name, value, expected_query)
+                    # An array (of objects here) under `name[]`, as for scalars: `lines[][amount]=1`, which Rails,
+                    # PHP and qs read back as an array of objects (OpenAPI leaves arrays under deepObject open).
+                    flatten(name + "[]" if isinstance(value, list) else name, value, expected_query)
                 else:
                     expected_query.append((name, styled(value, explode)))
             elif place == "header":

@@ -300,19 +300,23 @@ struct EndpointEmitter {
         let arguments = queryArguments(endpoint)
         let fixed = Self.fixedQuery(endpoint)
         guard !arguments.isEmpty || !fixed.isEmpty else { return (Expression("nil"), []) }
-        var entries = fixed.map { "\(SwiftWriter.literal($0.key)): \(SwiftWriter.literal($0.value))" }
-        var merged: [String] = []
+        // A parameter of the same name as a query the path holds takes its place: a literal's keys must differ.
+        let names = Set(arguments.compactMap { $0.parameter?.name })
+        var entries = fixed.filter { !names.contains($0.key) }.map {
+            "\(SwiftWriter.literal($0.key)): \(SwiftWriter.literal($0.value))"
+        }
+        var spreads: [String] = []
         for argument in arguments {
             let parameter = argument.parameter!
             switch ParameterText.query(argument, parameter, namespace) {
             case let .entry(key, value): entries.append("\(SwiftWriter.literal(key)): \(value)")
-            case let .spread(value): merged.append(value)
+            // Under the parameter's own name, which no other query parameter has.
+            case let .spread(value): spreads.append("\(SwiftWriter.literal(parameter.name)): \(value)")
             }
         }
-        let tail = merged.map { ".merging(\($0)) { current, _ in current }" }.joined()
-        let expression =
-            entries.isEmpty ? Expression("[String: Any]()" + tail) : Expression(list: "[", entries, "]" + tail)
-        return (expression, arguments.map(\.label))
+        let bound = arguments.map(\.label)
+        guard !spreads.isEmpty else { return (Expression(list: "[", entries, "]"), bound) }
+        return (Expression(list: "\(namespace).spreading([", entries + spreads, "])"), bound)
     }
 
     private func headerExpression(_ endpoint: EndpointCase) -> (Expression, [String]) {

@@ -105,13 +105,12 @@ enum ParameterText {
                 })
         }
         if parameter.style == "form", parameter.explode {
-            let spread = { (value: String) in "\(namespace).exploded(\(value), name: \(SwiftWriter.literal(parameter.name)))" }
-            return .spread(optional ? "\(value).map { \(spread("$0")) } ?? [:]" : spread(value))
+            // An optional's nil spreads nothing (the support function takes optionals).
+            return .spread("\(namespace).exploded(\(value), name: \(SwiftWriter.literal(parameter.name)))")
         }
         if parameter.style == "deepObject" {
             // Whether the value is an object or an array (a union may be either) is known only when it is sent.
-            let spread = { (value: String) in "\(namespace).deepObject(\(value), name: \(SwiftWriter.literal(parameter.name)))" }
-            return .spread(optional ? "\(value).map { \(spread("$0")) } ?? [:]" : spread(value))
+            return .spread("\(namespace).deepObject(\(value), name: \(SwiftWriter.literal(parameter.name)))")
         }
         return entry(
             parameter.name,

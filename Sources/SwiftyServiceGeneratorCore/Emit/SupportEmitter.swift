@@ -361,17 +361,38 @@ struct SupportEmitter {
                 return object
             }
 
-            /// An object's members as query parameters of their own (`form` style, exploded); a value that is not
-            /// an object under its own name.
-            static func exploded(_ value: some Encodable, name: String) -> [String: Any] {
-                let parameters = parameterValue(value)
-                return parameters as? [String: Any] ?? [name: parameters]
+            /// Query parameters whose members are parameters of their own (an exploded `form` object, a
+            /// `deepObject`): ``spreading(_:)`` puts the members in their place.
+            struct Spread {
+                let members: [String: Any]
             }
 
-            /// A `deepObject` parameter: an object's members as `name[member]`, an array's elements as `name[]`.
-            static func deepObject(_ value: some Encodable, name: String) -> [String: Any] {
+            /// An object's members as query parameters of their own (`form` style, exploded); a value that is not
+            /// an object under its own name; nothing for `nil`.
+            static func exploded(_ value: (some Encodable)?, name: String) -> Spread {
+                guard let value else { return Spread(members: [:]) }
                 let parameters = parameterValue(value)
-                return parameters is [Any] ? [name + "[]": parameters] : [name: parameters]
+                return Spread(members: parameters as? [String: Any] ?? [name: parameters])
+            }
+
+            /// A `deepObject` parameter: an object's members as `name[member]`, an array's elements as `name[]`;
+            /// nothing for `nil`.
+            static func deepObject(_ value: (some Encodable)?, name: String) -> Spread {
+                guard let value else { return Spread(members: [:]) }
+                let parameters = parameterValue(value)
+                return Spread(members: parameters is [Any] ? [name + "[]": parameters] : [name: parameters])
+            }
+
+            /// The query with each ``Spread`` replaced by its members; a name already there keeps its value.
+            /// (Written as one literal: a chain of `merging` calls is more than the type checker can solve in
+            /// reasonable time for an operation with many such parameters.)
+            static func spreading(_ parameters: [String: Any]) -> [String: Any] {
+                var query = parameters.filter { !($0.value is Spread) }
+                for key in parameters.keys.sorted() {
+                    guard let spread = parameters[key] as? Spread else { continue }
+                    query.merge(spread.members) { current, _ in current }
+                }
+                return query
             }
 
             /// A value in the `simple`, `form`, `label` or `matrix` style, as OpenAPI writes one: arrays joined by

@@ -69,14 +69,15 @@ public enum AnimalsService: SwiftyServiceProtocol {
     public var parameters: [String: Any]? {
         switch self {
         case let .list(_, limit, kind, tags, ids, names, filter, since, _):
-            [
+            Zoo.spreading([
                 "limit": limit as Any,
                 "kind": kind?.rawValue as Any,
                 "tags": tags as Any,
                 "ids": ids?.map { String($0) }.joined(separator: ",") as Any,
                 "names": names.map { $0.joined(separator: "|") } as Any,
                 "since": since.map { Zoo.dateTimeText($0) } as Any,
-            ].merging(filter.map { Zoo.deepObject($0, name: "filter") } ?? [:]) { current, _ in current }
+                "filter": Zoo.deepObject(filter, name: "filter"),
+            ])
         default: nil
         }
     }
