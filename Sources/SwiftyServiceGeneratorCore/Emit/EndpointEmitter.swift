@@ -130,11 +130,14 @@ struct EndpointEmitter {
     // MARK: Switches
 
     /// A computed property as a `switch` over the cases; cases with the same value share a line.
-    private func emitSwitch(
-        _ head: String, _ group: EndpointGroup, into writer: inout SwiftWriter, doc: String,
-        value: (EndpointCase) -> (expression: Expression, bound: [String]), fallback: String? = nil
-    ) {
-        var rows: [(patterns: [String], expression: Expression, signature: [String]?)] = []
+    private typealias SwitchRow = (patterns: [String], expression: Expression, signature: [String]?)
+
+    /// The switch's rows: cases with the same expression that bind the same names to the same types share one;
+    /// and whether any case falls back to `fallback`.
+    private func switchRows(
+        _ group: EndpointGroup, value: (EndpointCase) -> (expression: Expression, bound: [String]), fallback: String?
+    ) -> (rows: [SwitchRow], defaulted: Bool) {
+        var rows: [SwitchRow] = []
         var defaulted = false
         for endpoint in group.cases {
             let (expression, bound) = value(endpoint)
@@ -162,6 +165,14 @@ struct EndpointEmitter {
                 rows.append(([pattern], expression, signature))
             }
         }
+        return (rows, defaulted)
+    }
+
+    private func emitSwitch(
+        _ head: String, _ group: EndpointGroup, into writer: inout SwiftWriter, doc: String,
+        value: (EndpointCase) -> (expression: Expression, bound: [String]), fallback: String? = nil
+    ) {
+        let (rows, defaulted) = switchRows(group, value: value, fallback: fallback)
         writer.line()
         writer.doc(doc)
         if rows.isEmpty, let fallback {

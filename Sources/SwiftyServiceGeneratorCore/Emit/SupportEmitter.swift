@@ -129,65 +129,7 @@ struct SupportEmitter {
 
     private func emitSecurity(into writer: inout SwiftWriter) {
         writer.block("extension \(namespace)") { writer in
-            writer.doc(
-                "What the app supplies for the description's security schemes. An endpoint is sent with the first of its security requirements the app has every credential for; left `nil`, a scheme is never sent.")
-            writer.block("\(access)struct Credentials: Sendable") { writer in
-                for (property, scheme) in schemes {
-                    var doc = "`\(scheme.name)`: "
-                    switch scheme.kind {
-                    case let .apiKey(name, place):
-                        doc += "an API key sent in the \(place.rawValue) `\(name)`, as the closure returns it."
-                        writer.doc(doc + (scheme.description.map { "\n\n" + $0 } ?? ""))
-                        writer.line("\(access)var \(Naming.escaped(property)): (@Sendable () async throws -> String)?")
-                    case .basic:
-                        doc += "HTTP basic authentication; ``basicAuthentication(user:password:)`` makes it."
-                        writer.doc(doc + (scheme.description.map { "\n\n" + $0 } ?? ""))
-                        writer.line("\(access)var \(Naming.escaped(property)): TokenAuthentication?")
-                    case .bearer, .oauth2, .openIDConnect:
-                        doc += "a bearer token, from the app's `TokenAuthentication` (which refreshes it)."
-                        writer.doc(doc + (scheme.description.map { "\n\n" + $0 } ?? ""))
-                        writer.line("\(access)var \(Naming.escaped(property)): TokenAuthentication?")
-                    case .unsupported: break
-                    }
-                }
-                writer.line()
-                writer.doc("Credentials for some of the schemes; the others are never sent.")
-                let parameters = schemes.map { property, scheme in
-                    switch scheme.kind {
-                    case .apiKey:
-                        "\(Naming.escaped(property)): (@Sendable () async throws -> String)? = nil"
-                    default: "\(Naming.escaped(property)): TokenAuthentication? = nil"
-                    }
-                }
-                writer.wrapped("\(access)init", parameters, " {")
-                writer.indent { writer in
-                    for (property, _) in schemes {
-                        writer.line("self.\(Naming.escaped(property)) = \(Naming.escaped(property))")
-                    }
-                }
-                writer.line("}")
-                if schemes.contains(where: { if case .basic = $0.scheme.kind { true } else { false } }) {
-                    writer.line()
-                    writer.doc(
-                        "HTTP basic authentication for `user` and `password`, through `TokenAuthentication` (a 401 is tried once more).")
-                    writer.block(
-                        "\(access)static func basicAuthentication(user: String, password: String) -> TokenAuthentication"
-                    ) {
-                        writer in
-                        writer.line("let token = AccessToken(Data(\"\\(user):\\(password)\".utf8).base64EncodedString())")
-                        writer.line("return TokenAuthentication(initial: token, scheme: \"Basic\") { token }")
-                    }
-                }
-                writer.line()
-                writer.block("func has(_ scheme: String) -> Bool") { writer in
-                    writer.switchBlock("switch scheme") { writer in
-                        for (property, scheme) in schemes {
-                            writer.line("case \(SwiftWriter.literal(scheme.name)): \(Naming.escaped(property)) != nil")
-                        }
-                        writer.line("default: false")
-                    }
-                }
-            }
+            emitCredentials(into: &writer)
             writer.line()
             writer.doc("An endpoint that says which security schemes it needs.")
             writer.block("protocol SecuredEndpoint") { writer in
@@ -200,62 +142,130 @@ struct SupportEmitter {
                     "[" + $0.map(SwiftWriter.literal).joined(separator: ", ") + "]"
                 }.joined(separator: ", ") + "]")
             writer.line()
-            writer.doc("Sends each request with the credentials its security requirements ask for.")
-            writer.block("struct Authentication: Middleware") { writer in
-                writer.line("let credentials: Credentials")
+            emitAuthentication(into: &writer)
+        }
+    }
+
+    /// The app's credentials for each scheme, and basic authentication made from a user and password.
+    private func emitCredentials(into writer: inout SwiftWriter) {
+        writer.doc(
+            "What the app supplies for the description's security schemes. An endpoint is sent with the first of its security requirements the app has every credential for; left `nil`, a scheme is never sent.")
+        writer.block("\(access)struct Credentials: Sendable") { writer in
+            for (property, scheme) in schemes {
+                var doc = "`\(scheme.name)`: "
+                switch scheme.kind {
+                case let .apiKey(name, place):
+                    doc += "an API key sent in the \(place.rawValue) `\(name)`, as the closure returns it."
+                    writer.doc(doc + (scheme.description.map { "\n\n" + $0 } ?? ""))
+                    writer.line("\(access)var \(Naming.escaped(property)): (@Sendable () async throws -> String)?")
+                case .basic:
+                    doc += "HTTP basic authentication; ``basicAuthentication(user:password:)`` makes it."
+                    writer.doc(doc + (scheme.description.map { "\n\n" + $0 } ?? ""))
+                    writer.line("\(access)var \(Naming.escaped(property)): TokenAuthentication?")
+                case .bearer, .oauth2, .openIDConnect:
+                    doc += "a bearer token, from the app's `TokenAuthentication` (which refreshes it)."
+                    writer.doc(doc + (scheme.description.map { "\n\n" + $0 } ?? ""))
+                    writer.line("\(access)var \(Naming.escaped(property)): TokenAuthentication?")
+                case .unsupported: break
+                }
+            }
+            writer.line()
+            writer.doc("Credentials for some of the schemes; the others are never sent.")
+            let parameters = schemes.map { property, scheme in
+                switch scheme.kind {
+                case .apiKey:
+                    "\(Naming.escaped(property)): (@Sendable () async throws -> String)? = nil"
+                default: "\(Naming.escaped(property)): TokenAuthentication? = nil"
+                }
+            }
+            writer.wrapped("\(access)init", parameters, " {")
+            writer.indent { writer in
+                for (property, _) in schemes {
+                    writer.line("self.\(Naming.escaped(property)) = \(Naming.escaped(property))")
+                }
+            }
+            writer.line("}")
+            if schemes.contains(where: { if case .basic = $0.scheme.kind { true } else { false } }) {
                 writer.line()
-                writer.line("func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext)")
-                writer.indent { $0.line("async throws -> Response") }
-                writer.line("{")
-                writer.indent { writer in
-                    writer.line("let requirements =")
-                    writer.indent {
-                        $0.line("(context.endpoint as? any SecuredEndpoint)?.securityRequirements ?? defaultSecurity")
+                writer.doc(
+                    "HTTP basic authentication for `user` and `password`, through `TokenAuthentication` (a 401 is tried once more).")
+                writer.block(
+                    "\(access)static func basicAuthentication(user: String, password: String) -> TokenAuthentication"
+                ) {
+                    writer in
+                    writer.line("let token = AccessToken(Data(\"\\(user):\\(password)\".utf8).base64EncodedString())")
+                    writer.line("return TokenAuthentication(initial: token, scheme: \"Basic\") { token }")
+                }
+            }
+            writer.line()
+            writer.block("func has(_ scheme: String) -> Bool") { writer in
+                writer.switchBlock("switch scheme") { writer in
+                    for (property, scheme) in schemes {
+                        writer.line("case \(SwiftWriter.literal(scheme.name)): \(Naming.escaped(property)) != nil")
                     }
-                    // An empty requirement makes the credentials optional: none are sent.
-                    writer.line("guard !requirements.contains(where: \\.isEmpty),")
-                    writer.indent { $0.line("let chosen = requirements.first(where: { $0.allSatisfy(credentials.has) })") }
-                    writer.block("else") { writer in
-                        writer.line("return try await next(request)")
-                    }
-                    let hasKeys = schemes.contains { if case .apiKey = $0.scheme.kind { true } else { false } }
-                    let hasTokens = schemes.contains { if case .apiKey = $0.scheme.kind { false } else { true } }
-                    if hasKeys { writer.line("var request = request") }
-                    if hasTokens { writer.line("var token: TokenAuthentication?") }
-                    writer.block("for scheme in chosen") { writer in
-                        writer.switchBlock("switch scheme") { writer in
-                            for (property, scheme) in schemes {
-                                let name = Naming.escaped(property)
-                                switch scheme.kind {
-                                case let .apiKey(parameter, place):
-                                    writer.line("case \(SwiftWriter.literal(scheme.name)):")
-                                    writer.indent { writer in
-                                        writer.line("guard let key = try await credentials.\(name)?() else { continue }")
-                                        let literal = SwiftWriter.literal(parameter)
-                                        switch place {
-                                        case .query:
-                                            writer.line("request = \(namespace).adding(query: \(literal), value: key, to: request)")
-                                        case .cookie:
-                                            writer.line("request = \(namespace).adding(cookie: \(literal), value: key, to: request)")
-                                        default: writer.line("request.setValue(key, forHTTPHeaderField: \(literal))")
-                                        }
-                                    }
-                                default:
-                                    writer.line("case \(SwiftWriter.literal(scheme.name)): token = token ?? credentials.\(name)")
-                                }
-                            }
-                            writer.line("default: break")
-                        }
-                    }
-                    if hasTokens {
-                        writer.block("if let token") { writer in
-                            writer.line("return try await token.intercept(request, context: context, next: next)")
-                        }
-                    }
+                    writer.line("default: false")
+                }
+            }
+        }
+    }
+
+    /// The middleware that puts each request's credentials where its security requirements say.
+    private func emitAuthentication(into writer: inout SwiftWriter) {
+        writer.doc("Sends each request with the credentials its security requirements ask for.")
+        writer.block("struct Authentication: Middleware") { writer in
+            writer.line("let credentials: Credentials")
+            writer.line()
+            writer.line("func intercept(_ request: URLRequest, context: RequestContext, next: MiddlewareNext)")
+            writer.indent { $0.line("async throws -> Response") }
+            writer.line("{")
+            writer.indent { writer in
+                writer.line("let requirements =")
+                writer.indent {
+                    $0.line("(context.endpoint as? any SecuredEndpoint)?.securityRequirements ?? defaultSecurity")
+                }
+                // An empty requirement makes the credentials optional: none are sent.
+                writer.line("guard !requirements.contains(where: \\.isEmpty),")
+                writer.indent { $0.line("let chosen = requirements.first(where: { $0.allSatisfy(credentials.has) })") }
+                writer.block("else") { writer in
                     writer.line("return try await next(request)")
                 }
-                writer.line("}")
+                let hasKeys = schemes.contains { if case .apiKey = $0.scheme.kind { true } else { false } }
+                let hasTokens = schemes.contains { if case .apiKey = $0.scheme.kind { false } else { true } }
+                if hasKeys { writer.line("var request = request") }
+                if hasTokens { writer.line("var token: TokenAuthentication?") }
+                writer.block("for scheme in chosen") { writer in
+                    writer.switchBlock("switch scheme") { writer in
+                        for (property, scheme) in schemes {
+                            let name = Naming.escaped(property)
+                            switch scheme.kind {
+                            case let .apiKey(parameter, place):
+                                writer.line("case \(SwiftWriter.literal(scheme.name)):")
+                                writer.indent { writer in
+                                    writer.line("guard let key = try await credentials.\(name)?() else { continue }")
+                                    let literal = SwiftWriter.literal(parameter)
+                                    switch place {
+                                    case .query:
+                                        writer.line("request = \(namespace).adding(query: \(literal), value: key, to: request)")
+                                    case .cookie:
+                                        writer.line("request = \(namespace).adding(cookie: \(literal), value: key, to: request)")
+                                    default: writer.line("request.setValue(key, forHTTPHeaderField: \(literal))")
+                                    }
+                                }
+                            default:
+                                writer.line("case \(SwiftWriter.literal(scheme.name)): token = token ?? credentials.\(name)")
+                            }
+                        }
+                        writer.line("default: break")
+                    }
+                }
+                if hasTokens {
+                    writer.block("if let token") { writer in
+                        writer.line("return try await token.intercept(request, context: context, next: next)")
+                    }
+                }
+                writer.line("return try await next(request)")
             }
+            writer.line("}")
         }
     }
 

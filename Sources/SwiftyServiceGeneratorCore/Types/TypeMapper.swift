@@ -169,30 +169,7 @@ final class TypeMapper {
 
     /// The Swift type of `node`, declaring what it needs at `placement`, named after `base`.
     func map(_ node: Node, name base: String, at placement: Placement) -> Mapped {
-        if let reference = node.reference {
-            do {
-                let target = try files.resolve(reference, from: node.location)
-                let siblingNullable = node["nullable"]?.value.bool ?? false
-                if let entry = named[target.location] {
-                    return Mapped(
-                        type: .model(entry.name, shape(of: entry)),
-                        nullable: siblingNullable || Self.isNullable(target, files))
-                }
-                // A schema no `components` entry names: it gets a top-level name of its own.
-                let entry = Named(
-                    name: topLevelNames.claim(Self.typeName(target.location.lastName), avoiding: nestedNamesInUse),
-                    node: target,
-                    order: namedInOrder.count)
-                named[target.location] = entry
-                namedInOrder.append(entry)
-                return Mapped(
-                    type: .model(entry.name, shape(of: entry)),
-                    nullable: siblingNullable || Self.isNullable(target, files))
-            } catch {
-                notes.append("\(node.location): \(error); the value is read as any JSON")
-                return Mapped(type: .json, nullable: false)
-            }
-        }
+        if let reference = node.reference { return map(node, referring: reference) }
         let nullable = Self.isNullable(node, files)
         guard let schema = node.value.object else { return Mapped(type: .json, nullable: false) }
         if let parts = schema["allOf"]?.array, !parts.isEmpty {
@@ -252,6 +229,33 @@ final class TypeMapper {
             return Mapped(type: .number(node["format"]?.string == "float" ? "Float" : "Double"), nullable: nullable)
         case "boolean": return Mapped(type: .bool, nullable: nullable)
         default: return Mapped(type: .json, nullable: nullable)
+        }
+    }
+
+    /// The type of a `$ref` node: its target's model, which gets a top-level name of its own when no
+    /// `components` entry names it.
+    private func map(_ node: Node, referring reference: String) -> Mapped {
+        do {
+            let target = try files.resolve(reference, from: node.location)
+            let siblingNullable = node["nullable"]?.value.bool ?? false
+            if let entry = named[target.location] {
+                return Mapped(
+                    type: .model(entry.name, shape(of: entry)),
+                    nullable: siblingNullable || Self.isNullable(target, files))
+            }
+            // A schema no `components` entry names: it gets a top-level name of its own.
+            let entry = Named(
+                name: topLevelNames.claim(Self.typeName(target.location.lastName), avoiding: nestedNamesInUse),
+                node: target,
+                order: namedInOrder.count)
+            named[target.location] = entry
+            namedInOrder.append(entry)
+            return Mapped(
+                type: .model(entry.name, shape(of: entry)),
+                nullable: siblingNullable || Self.isNullable(target, files))
+        } catch {
+            notes.append("\(node.location): \(error); the value is read as any JSON")
+            return Mapped(type: .json, nullable: false)
         }
     }
 
