@@ -1,0 +1,435 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One open WebSocket over a byte stream, driven by a thread of its own: it reads only while the reader has
+/// room (so a slow reader slows the server down), answers pings, writes messages in order with control
+/// frames between them, keeps the connection alive with pings, and carries out the close handshake.
+final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
+    let subprotocol: String?
+    private let options: WebSocketOptions
+    private let shared: Locked<Shared>
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    // The thread's own state; nothing else touches it once the thread runs.
+    private let stream: any WebSocketByteStream
+    private var decoder: WebSocketFrameDecoder
+    private var receiver: WebSocketReceiver
+
+    private struct Outgoing {
+        let bytes: [UInt8]
+        let done: CheckedContinuation<Void, any Error>?
+    }
+
+    private enum End {
+        case closed
+        case failed(WebSocketError)
+    }
+
+    private struct Shared {
+        var inbound: [WebSocketMessage] = []
+        var inboundHead = 0
+        var inboundBytes = 0
+        var reader: CheckedContinuation<WebSocketMessage?, any Error>?
+        var outgoing: [Outgoing] = []
+        var closeRequest: (code: WebSocketCloseCode, reason: String)?
+        var closure: (code: WebSocketCloseCode?, reason: String)?
+        var end: End?
+        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+
+        var queuedCount: Int { inbound.count - inboundHead }
+    }
+
+    /// An engine over `stream`, whose first bytes after the handshake's head are `leftover`; it starts at once.
+    init(stream: any WebSocketByteStream, leftover: [UInt8], subprotocol: String?, options: WebSocketOptions) {
+        self.stream = stream
+        self.subprotocol = subprotocol
+        self.options = options
+        decoder = WebSocketFrameDecoder(maximumPayloadSize: options.maximumMessageSize)
+        decoder.append(leftover)
+        receiver = WebSocketReceiver(maximumMessageSize: options.maximumMessageSize)
+        shared = .make(Shared())
+        var fds: [Int32] = [-1, -1]
+        _ = pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        (wakeRead, wakeWrite) = (fds[0], fds[1])
+        let thread = Thread { [self] in run() }
+        thread.name = "SwiftyService.WebSocket"
+        thread.start()
+    }
+
+    var closure: (code: WebSocketCloseCode?, reason: String)? { shared.withLock { $0.closure } }
+
+    func send(_ message: WebSocketMessage) async throws {
+        let frame: WebSocketFrame =
+            switch message {
+            case let .text(text): WebSocketFrame(opcode: .text, payload: Array(text.utf8))
+            case let .binary(data): WebSocketFrame(opcode: .binary, payload: Array(data))
+            }
+        let bytes = frame.encoded(maskingKey: WebSocketFrame.randomMaskingKey())
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            let refused = shared.withLock { state -> Bool in
+                guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return true }
+                state.outgoing.append(Outgoing(bytes: bytes, done: done))
+                return false
+            }
+            if refused { done.resume(throwing: WebSocketError.closed) } else { wake() }
+        }
+    }
+
+    func receive() async throws -> WebSocketMessage? {
+        let next = try await withCheckedThrowingContinuation {
+            (reader: CheckedContinuation<WebSocketMessage?, any Error>) in
+            let answer = shared.withLock { state -> Result<WebSocketMessage?, any Error>? in
+                if state.queuedCount > 0 { return .success(take(&state)) }
+                switch state.end {
+                case .closed?: return .success(nil)
+                case let .failed(error)?: return .failure(error)
+                case nil:
+                    state.reader = reader
+                    return nil
+                }
+            }
+            if let answer { reader.resume(with: answer) }
+        }
+        // A message taken makes room: a reader that waited for it may let the engine read again.
+        if next != nil { wake() }
+        return next
+    }
+
+    private func take(_ state: inout Shared) -> WebSocketMessage {
+        let message = state.inbound[state.inboundHead]
+        state.inboundHead += 1
+        state.inboundBytes -= message.byteCount
+        if state.inboundHead == state.inbound.count {
+            state.inbound.removeAll(keepingCapacity: true)
+            state.inboundHead = 0
+        }
+        return message
+    }
+
+    func close(code: WebSocketCloseCode, reason: String) async {
+        await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
+            let done = shared.withLock { state -> Bool in
+                if state.end != nil { return true }
+                if state.closeRequest == nil { state.closeRequest = (code, reason) }
+                state.closeWaiters.append(ended)
+                return false
+            }
+            if done { ended.resume() } else { wake() }
+        }
+    }
+
+    /// Also called by ``WebSocket``'s deinit: a socket nobody holds closes with 1001 (going away).
+    func abandon() {
+        let ended = shared.withLock { state -> Bool in
+            if state.end == nil, state.closeRequest == nil { state.closeRequest = (.goingAway, "") }
+            return state.end != nil
+        }
+        if !ended { wake() }
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = systemWrite(wakeWrite, &byte, 1)
+    }
+
+    // MARK: The thread
+
+    private var pendingWrite: [UInt8] = []
+    private var writeOffset = 0
+    private var pendingDone: CheckedContinuation<Void, any Error>?
+    private var control: [[UInt8]] = []
+    private var closeQueued = false
+    private var closeSent = false
+    private var closeReceived = false
+    private var readEnded = false
+    private var failure: WebSocketError?
+    private var closeDeadline: UInt64?
+    private var nextPing: UInt64?
+    private var pongDeadline: UInt64?
+
+    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    private static func nanoseconds(_ interval: TimeInterval) -> UInt64 { UInt64(max(0, interval) * 1e9) }
+
+    private func run() {
+        var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+        if let interval = options.pingInterval { nextPing = Self.now() + Self.nanoseconds(interval) }
+        while true {
+            let (room, closeRequest) = shared.withLock { state in
+                (state.inboundBytes < options.bufferedBytes, state.closeRequest)
+            }
+            if let closeRequest, !closeQueued, failure == nil {
+                queueClose(code: closeRequest.code, reason: closeRequest.reason)
+            }
+            if room || closeReceived, !readEnded, failure == nil { readAvailable(&readBuffer) }
+            if failure == nil || closeSent == false { writeAvailable() }
+            if let ended = finished() {
+                finish(ended)
+                return
+            }
+            checkTimers()
+            if let ended = finished() {
+                finish(ended)
+                return
+            }
+            waitForEvents(reading: (room || closeReceived) && !readEnded && failure == nil)
+        }
+    }
+
+    /// Reads what the connection has, frame by frame, until it has no more, the reader's room runs out, or the
+    /// peer breaks the protocol (then nothing more is read).
+    private func readAvailable(_ buffer: inout [UInt8]) {
+        while true {
+            if !closeReceived {
+                do {
+                    try processFrames()
+                } catch let error as WebSocketError {
+                    fail(error, sendingClose: true)
+                    return
+                } catch {
+                    fail(.connectionLost("\(error)"), sendingClose: false)
+                    return
+                }
+            }
+            if failure != nil { return }
+            // After the peer's close frame only its end of the connection is awaited; what comes is dropped.
+            if !closeReceived, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
+            let count: Int?
+            do {
+                count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+            } catch {
+                readEnded = true
+                if !closeSent { fail(.connectionLost("\(error)"), sendingClose: false) }
+                return
+            }
+            guard let count else { return }
+            if count == 0 {
+                readEnded = true
+                if !closeReceived {
+                    fail(.connectionLost("the server ended the connection without a close frame"), sendingClose: false)
+                }
+                return
+            }
+            if !closeReceived { decoder.append(buffer[0..<count]) }
+        }
+    }
+
+    private func processFrames() throws {
+        while !closeReceived {
+            decoder.maximumPayloadSize = receiver.remainingRoom
+            guard let frame = try decoder.nextFrame() else { return }
+            guard let event = try receiver.receive(frame) else { continue }
+            switch event {
+            case let .message(message):
+                if closeSent { continue }
+                let reader = shared.withLock { state -> CheckedContinuation<WebSocketMessage?, any Error>? in
+                    state.inbound.append(message)
+                    state.inboundBytes += message.byteCount
+                    guard let reader = state.reader else { return nil }
+                    state.reader = nil
+                    return reader
+                }
+                if let reader { reader.resume(returning: shared.withLock { take(&$0) }) }
+            case let .ping(payload):
+                if !closeSent { control.append(WebSocketFrame(opcode: .pong, payload: payload).encoded(maskingKey: WebSocketFrame.randomMaskingKey())) }
+            case .pong:
+                pongDeadline = nil
+            case let .close(code, reason):
+                closeReceived = true
+                shared.withLock { $0.closure = (code, reason) }
+                if !closeQueued { queueClose(code: code ?? .normalClosure, reason: "") }
+                closeDeadline = closeDeadline ?? Self.now() + Self.nanoseconds(options.closeTimeout)
+            }
+        }
+    }
+
+    private func queueClose(code: WebSocketCloseCode, reason: String) {
+        closeQueued = true
+        let payload = code == .noStatusReceived ? [] : WebSocketReceiver.closePayload(code: code, reason: reason)
+        control.append(WebSocketFrame(opcode: .close, payload: payload).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
+        closeDeadline = closeDeadline ?? Self.now() + Self.nanoseconds(options.closeTimeout)
+    }
+
+    /// Ends the socket for `error`: a close frame with its code first when the peer broke the protocol.
+    private func fail(_ error: WebSocketError, sendingClose: Bool) {
+        guard failure == nil else { return }
+        failure = error
+        if sendingClose, !closeQueued, let code = error.closeCode {
+            closeQueued = true
+            control = [WebSocketFrame(opcode: .close, payload: WebSocketReceiver.closePayload(code: code, reason: ""))
+                .encoded(maskingKey: WebSocketFrame.randomMaskingKey())]
+            closeDeadline = Self.now() + Self.nanoseconds(min(options.closeTimeout, 1))
+        } else {
+            readEnded = true
+            control = []
+        }
+    }
+
+    private func writeAvailable() {
+        while true {
+            if writeOffset == pendingWrite.count {
+                pendingDone?.resume()
+                pendingDone = nil
+                if !control.isEmpty {
+                    pendingWrite = control.removeFirst()
+                    if pendingWrite.first == 0x88 { closeSent = true }
+                } else if failure == nil, !closeSent,
+                    let next = shared.withLock({ state -> Outgoing? in
+                        state.outgoing.isEmpty ? nil : state.outgoing.removeFirst()
+                    })
+                {
+                    pendingWrite = next.bytes
+                    pendingDone = next.done
+                } else {
+                    pendingWrite = []
+                    writeOffset = 0
+                    return
+                }
+                writeOffset = 0
+            }
+            let written: Int
+            do {
+                written = try pendingWrite.withUnsafeBytes { bytes in
+                    try stream.write(UnsafeRawBufferPointer(rebasing: bytes[writeOffset...]))
+                }
+            } catch {
+                pendingDone?.resume(throwing: WebSocketError.connectionLost("\(error)"))
+                pendingDone = nil
+                pendingWrite = []
+                writeOffset = 0
+                if failure == nil, !closeSent { fail(.connectionLost("\(error)"), sendingClose: false) }
+                readEnded = readEnded || failure != nil
+                return
+            }
+            if written == 0 { return }
+            writeOffset += written
+        }
+    }
+
+    private var hasPendingWrites: Bool { writeOffset < pendingWrite.count || !control.isEmpty }
+
+    private func checkTimers() {
+        let now = Self.now()
+        if let closeDeadline, now >= closeDeadline {
+            // The server did not finish the close handshake in time: the connection goes anyway.
+            readEnded = true
+            self.closeDeadline = nil
+            forcedEnd = true
+            return
+        }
+        if let pongDeadline, now >= pongDeadline {
+            failure = .pingTimedOut
+            readEnded = true
+            forcedEnd = true
+            return
+        }
+        if let ping = nextPing, now >= ping, let interval = options.pingInterval, failure == nil, !closeSent {
+            control.append(WebSocketFrame(opcode: .ping, payload: []).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
+            if pongDeadline == nil { pongDeadline = now + Self.nanoseconds(options.pingTimeout) }
+            nextPing = now + Self.nanoseconds(interval)
+            writeAvailable()
+        }
+    }
+
+    private var forcedEnd = false
+
+    /// How the socket ended, once it has.
+    private func finished() -> End? {
+        if forcedEnd { return failure.map(End.failed) ?? .closed }
+        if let failure {
+            // A close frame for a protocol error goes out first, unless the connection cannot take it.
+            return hasPendingWrites && !readEnded ? nil : .failed(failure)
+        }
+        if closeReceived && closeSent && !hasPendingWrites { return readEnded ? .closed : nil }
+        return nil
+    }
+
+    private func waitForEvents(reading: Bool) {
+        var descriptors = [
+            pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+            pollfd(
+                fd: stream.descriptor,
+                events: Int16((reading || (closeSent && !readEnded) ? POLLIN : 0) | (hasPendingWrites ? POLLOUT : 0)),
+                revents: 0),
+        ]
+        let now = Self.now()
+        let deadlines = [closeDeadline, pongDeadline, nextPing].compactMap { $0 }
+        let timeout = deadlines.min().map { Int32(clamping: ($0 > now ? $0 - now : 0) / 1_000_000 + 1) } ?? -1
+        _ = poll(&descriptors, 2, timeout)
+        if descriptors[0].revents != 0 {
+            var drain = [UInt8](repeating: 0, count: 64)
+            while systemRead(wakeRead, &drain, drain.count) > 0 {}
+        }
+    }
+
+    private func finish(_ end: End) {
+        stream.shutdown()
+        systemClose(wakeRead)
+        systemClose(wakeWrite)
+        pendingDone?.resume(throwing: WebSocketError.closed)
+        pendingDone = nil
+        let (reader, senders, waiters) = shared.withLock { state in
+            state.end = end
+            let reader = state.queuedCount > 0 ? nil : state.reader
+            if reader != nil { state.reader = nil }
+            let senders = state.outgoing
+            state.outgoing = []
+            let waiters = state.closeWaiters
+            state.closeWaiters = []
+            return (reader, senders, waiters)
+        }
+        for sender in senders { sender.done?.resume(throwing: WebSocketError.closed) }
+        switch end {
+        case .closed: reader?.resume(returning: nil)
+        case let .failed(error): reader?.resume(throwing: error)
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+extension WebSocketMessage {
+    /// The bytes the message holds.
+    var byteCount: Int {
+        switch self {
+        case let .text(text): text.utf8.count
+        case let .binary(data): data.count
+        }
+    }
+}
+
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.write(descriptor, bytes, count)
+    #elseif canImport(Darwin)
+    Darwin.write(descriptor, bytes, count)
+    #else
+    Musl.write(descriptor, bytes, count)
+    #endif
+}
+
+private func systemRead(_ descriptor: Int32, _ bytes: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    #if canImport(Glibc)
+    Glibc.read(descriptor, bytes, count)
+    #elseif canImport(Darwin)
+    Darwin.read(descriptor, bytes, count)
+    #else
+    Musl.read(descriptor, bytes, count)
+    #endif
+}
+
+private func systemClose(_ descriptor: Int32) {
+    #if canImport(Glibc)
+    _ = Glibc.close(descriptor)
+    #elseif canImport(Darwin)
+    _ = Darwin.close(descriptor)
+    #else
+    _ = Musl.close(descriptor)
+    #endif
+}
