@@ -13,7 +13,7 @@ import FoundationNetworking
 public final class WebSocket: Sendable {
     /// The server's `101 Switching Protocols` answer to the handshake.
     public let response: Response
-    private let channel: any WebSocketChannel
+    let channel: any WebSocketChannel
 
     init(channel: any WebSocketChannel, response: Response) {
         self.channel = channel
@@ -119,7 +119,8 @@ public final class WebSocket: Sendable {
     }
 
     private func failure(_ error: any Error) -> ServiceError {
-        ServiceError.transport(response.request, underlying: error)
+        if error is CancellationError { return .cancelled(response.request) }
+        return .transport(response.request, underlying: error)
     }
 
     /// The messages of a ``WebSocket`` as they arrive.

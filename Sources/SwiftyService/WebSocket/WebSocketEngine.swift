@@ -36,7 +36,9 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         var inbound: [WebSocketMessage] = []
         var inboundHead = 0
         var inboundBytes = 0
-        var reader: CheckedContinuation<WebSocketMessage?, any Error>?
+        /// Readers waiting for a message, first come first served; there are some only while none is queued.
+        var readers: [(id: UInt64, continuation: CheckedContinuation<WebSocketMessage?, any Error>)] = []
+        var nextReaderID: UInt64 = 0
         var outgoing: [Outgoing] = []
         var closeRequest: (code: WebSocketCloseCode, reason: String)?
         var closure: (code: WebSocketCloseCode?, reason: String)?
@@ -66,6 +68,9 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     var closure: (code: WebSocketCloseCode?, reason: String)? { shared.withLock { $0.closure } }
 
+    /// The bytes of whole messages waiting for a reader.
+    var bufferedByteCount: Int { shared.withLock { $0.inboundBytes } }
+
     func send(_ message: WebSocketMessage) async throws {
         let frame: WebSocketFrame =
             switch message {
@@ -84,19 +89,31 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     }
 
     func receive() async throws -> WebSocketMessage? {
-        let next = try await withCheckedThrowingContinuation {
-            (reader: CheckedContinuation<WebSocketMessage?, any Error>) in
-            let answer = shared.withLock { state -> Result<WebSocketMessage?, any Error>? in
-                if state.queuedCount > 0 { return .success(take(&state)) }
-                switch state.end {
-                case .closed?: return .success(nil)
-                case let .failed(error)?: return .failure(error)
-                case nil:
-                    state.reader = reader
-                    return nil
+        let id = shared.withLock { state in
+            state.nextReaderID += 1
+            return state.nextReaderID
+        }
+        let next = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (reader: CheckedContinuation<WebSocketMessage?, any Error>) in
+                let answer = shared.withLock { state -> Result<WebSocketMessage?, any Error>? in
+                    if state.queuedCount > 0 { return .success(take(&state)) }
+                    switch state.end {
+                    case .closed?: return .success(nil)
+                    case let .failed(error)?: return .failure(error)
+                    case nil:
+                        if Task.isCancelled { return .failure(CancellationError()) }
+                        state.readers.append((id, reader))
+                        return nil
+                    }
                 }
+                if let answer { reader.resume(with: answer) }
             }
-            if let answer { reader.resume(with: answer) }
+        } onCancel: {
+            // A reader that stops waiting takes nothing: the socket stays open for the next one.
+            let reader = shared.withLock { state in
+                state.readers.firstIndex { $0.id == id }.map { state.readers.remove(at: $0).continuation }
+            }
+            reader?.resume(throwing: CancellationError())
         }
         // A message taken makes room: a reader that waited for it may let the engine read again.
         if next != nil { wake() }
@@ -230,13 +247,12 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             case let .message(message):
                 if closeSent { continue }
                 let reader = shared.withLock { state -> CheckedContinuation<WebSocketMessage?, any Error>? in
+                    guard state.readers.isEmpty else { return state.readers.removeFirst().continuation }
                     state.inbound.append(message)
                     state.inboundBytes += message.byteCount
-                    guard let reader = state.reader else { return nil }
-                    state.reader = nil
-                    return reader
+                    return nil
                 }
-                if let reader { reader.resume(returning: shared.withLock { take(&$0) }) }
+                reader?.resume(returning: message)
             case let .ping(payload):
                 if !closeSent { control.append(WebSocketFrame(opcode: .pong, payload: payload).encoded(maskingKey: WebSocketFrame.randomMaskingKey())) }
             case .pong:
@@ -375,20 +391,22 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         systemClose(wakeWrite)
         pendingDone?.resume(throwing: WebSocketError.closed)
         pendingDone = nil
-        let (reader, senders, waiters) = shared.withLock { state in
+        let (readers, senders, waiters) = shared.withLock { state in
             state.end = end
-            let reader = state.queuedCount > 0 ? nil : state.reader
-            if reader != nil { state.reader = nil }
+            let readers = state.readers.map(\.continuation)
+            state.readers = []
             let senders = state.outgoing
             state.outgoing = []
             let waiters = state.closeWaiters
             state.closeWaiters = []
-            return (reader, senders, waiters)
+            return (readers, senders, waiters)
         }
         for sender in senders { sender.done?.resume(throwing: WebSocketError.closed) }
-        switch end {
-        case .closed: reader?.resume(returning: nil)
-        case let .failed(error): reader?.resume(throwing: error)
+        for reader in readers {
+            switch end {
+            case .closed: reader.resume(returning: nil)
+            case let .failed(error): reader.resume(throwing: error)
+            }
         }
         for waiter in waiters { waiter.resume() }
     }
