@@ -17,7 +17,8 @@ extension SwiftyServiceProtocol {
     /// The endpoint's `http:`/`https:` URL stands for `ws:`/`wss:`. Any answer other than `101` throws
     /// ``ServiceError/unacceptableStatusCode(_:errorBody:)`` with its body; a `101` that is not a valid
     /// upgrade throws ``ServiceError/transport(_:underlying:attempts:)`` with a ``WebSocketError``.
-    /// Needs ``CurlBackend`` (any platform) or ``StubBackend``; see the WebSockets article for the rest.
+    /// Opens on ``CurlBackend`` (any platform), ``URLSessionBackend`` on Apple platforms (without a TLS policy)
+    /// and ``StubBackend`` (a scripted socket); elsewhere it fails before sending anything.
     /// - Throws: ``ServiceError`` only.
     public func webSocket(subprotocols: [String] = [], options: WebSocketOptions = WebSocketOptions())
         async throws -> WebSocket
@@ -50,6 +51,8 @@ extension SwiftyServiceProtocol {
 protocol WebSocketBackend: NetworkBackend {}
 
 extension CurlBackend: WebSocketBackend {}
+
+extension StubBackend: WebSocketBackend {}
 
 extension PreparedRequest {
     /// The call of this request as a WebSocket handshake, through the same pipeline; the socket its `101`
