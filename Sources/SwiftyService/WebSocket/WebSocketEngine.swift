@@ -75,7 +75,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         let frame: WebSocketFrame =
             switch message {
             case let .text(text): WebSocketFrame(opcode: .text, payload: Array(text.utf8))
-            case let .binary(data): WebSocketFrame(opcode: .binary, payload: Array(data))
+            case let .binary(data): WebSocketFrame(opcode: .binary, payload: data)
             }
         let bytes = frame.encoded(maskingKey: WebSocketFrame.randomMaskingKey())
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
@@ -172,11 +172,14 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     private var nextPing: UInt64?
     private var pongDeadline: UInt64?
 
+    /// How much one read asks the connection for.
+    private static let readSize = 256 * 1024
+
     private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
     private static func nanoseconds(_ interval: TimeInterval) -> UInt64 { UInt64(max(0, interval) * 1e9) }
 
     private func run() {
-        var readBuffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var discarded = [UInt8](repeating: 0, count: 4096)
         if let interval = options.pingInterval { nextPing = Self.now() + Self.nanoseconds(interval) }
         while true {
             let (room, closeRequest) = shared.withLock { state in
@@ -185,7 +188,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             if let closeRequest, !closeQueued, failure == nil {
                 queueClose(code: closeRequest.code, reason: closeRequest.reason)
             }
-            if room || closeReceived, !readEnded, failure == nil { readAvailable(&readBuffer) }
+            if room || closeReceived, !readEnded, failure == nil { readAvailable(discarding: &discarded) }
             if failure == nil || closeSent == false { writeAvailable() }
             if let ended = finished() {
                 finish(ended)
@@ -202,7 +205,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     /// Reads what the connection has, frame by frame, until it has no more, the reader's room runs out, or the
     /// peer breaks the protocol (then nothing more is read).
-    private func readAvailable(_ buffer: inout [UInt8]) {
+    private func readAvailable(discarding discarded: inout [UInt8]) {
         while true {
             if !closeReceived {
                 do {
@@ -220,7 +223,12 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             if !closeReceived, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
             let count: Int?
             do {
-                count = try buffer.withUnsafeMutableBytes { try stream.read(into: $0) }
+                if closeReceived {
+                    count = try discarded.withUnsafeMutableBytes { try stream.read(into: $0) }
+                } else {
+                    // Straight into the decoder's buffer: a large message is copied once, into its `Data`.
+                    count = try decoder.read(upTo: Self.readSize) { try stream.read(into: $0) }
+                }
             } catch {
                 readEnded = true
                 if !closeSent { fail(.connectionLost("\(error)"), sendingClose: false) }
@@ -234,7 +242,6 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                 }
                 return
             }
-            if !closeReceived { decoder.append(buffer[0..<count]) }
         }
     }
 
@@ -268,7 +275,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     private func queueClose(code: WebSocketCloseCode, reason: String) {
         closeQueued = true
-        let payload = code == .noStatusReceived ? [] : WebSocketReceiver.closePayload(code: code, reason: reason)
+        let payload: [UInt8] = code == .noStatusReceived ? [] : WebSocketReceiver.closePayload(code: code, reason: reason)
         control.append(WebSocketFrame(opcode: .close, payload: payload).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
         closeDeadline = closeDeadline ?? Self.now() + Self.nanoseconds(options.closeTimeout)
     }
@@ -347,7 +354,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             return
         }
         if let ping = nextPing, now >= ping, let interval = options.pingInterval, failure == nil, !closeSent {
-            control.append(WebSocketFrame(opcode: .ping, payload: []).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
+            control.append(WebSocketFrame(opcode: .ping).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
             if pongDeadline == nil { pongDeadline = now + Self.nanoseconds(options.pingTimeout) }
             nextPing = now + Self.nanoseconds(interval)
             writeAvailable()

@@ -1,3 +1,5 @@
+import Foundation
+
 /// One RFC 6455 frame: what the codec reads and writes; messages are assembled from frames elsewhere.
 struct WebSocketFrame: Sendable, Equatable {
     enum Opcode: UInt8, Sendable {
@@ -13,12 +15,17 @@ struct WebSocketFrame: Sendable, Equatable {
 
     var isFinal: Bool
     var opcode: Opcode
-    var payload: [UInt8]
+    /// `Data`, so that a binary message is handed out with no copy past the one from the read buffer.
+    var payload: Data
 
-    init(isFinal: Bool = true, opcode: Opcode, payload: [UInt8] = []) {
+    init(isFinal: Bool = true, opcode: Opcode, payload: Data = Data()) {
         self.isFinal = isFinal
         self.opcode = opcode
         self.payload = payload
+    }
+
+    init(isFinal: Bool = true, opcode: Opcode, payload: [UInt8]) {
+        self.init(isFinal: isFinal, opcode: opcode, payload: Data(payload))
     }
 
     /// The frame's bytes, masked with `maskingKey` when one is given (a client must mask every frame).
@@ -45,10 +52,28 @@ struct WebSocketFrame: Sendable, Equatable {
         bytes.append(contentsOf: maskingKey)
         let start = bytes.count
         bytes.append(contentsOf: payload)
-        bytes.withUnsafeMutableBufferPointer { buffer in
-            for index in 0..<payload.count { buffer[start + index] ^= maskingKey[index & 3] }
+        bytes.withUnsafeMutableBytes { buffer in
+            Self.mask(UnsafeMutableRawBufferPointer(rebasing: buffer[start...]), with: maskingKey)
         }
         return bytes
+    }
+
+    /// XORs `bytes` with the key repeated, four bytes at a time where it can (the same in both directions).
+    static func mask(_ bytes: UnsafeMutableRawBufferPointer, with key: [UInt8]) {
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
+        let word = UInt32(key[0]) | UInt32(key[1]) << 8 | UInt32(key[2]) << 16 | UInt32(key[3]) << 24
+        var index = 0
+        while index + 4 <= count {
+            base.storeBytes(
+                of: base.loadUnaligned(fromByteOffset: index, as: UInt32.self) ^ word, toByteOffset: index,
+                as: UInt32.self)
+            index += 4
+        }
+        while index < count {
+            base.storeBytes(of: base.load(fromByteOffset: index, as: UInt8.self) ^ key[index & 3], toByteOffset: index, as: UInt8.self)
+            index += 1
+        }
     }
 
     /// A fresh masking key from the system's CSPRNG: RFC 6455 wants it unpredictable to the application's
@@ -69,8 +94,10 @@ struct WebSocketFrameDecoder {
     var maximumPayloadSize: Int
     /// Whether frames must be masked (a server's decoder) or must not be (a client's).
     let expectsMaskedFrames: Bool
+    /// Received bytes from `readIndex` to `filled`; past `filled`, room that reads go straight into.
     private var buffer: [UInt8] = []
     private var readIndex = 0
+    private var filled = 0
 
     init(maximumPayloadSize: Int, expectsMaskedFrames: Bool = false) {
         self.maximumPayloadSize = maximumPayloadSize
@@ -78,20 +105,37 @@ struct WebSocketFrameDecoder {
     }
 
     /// The bytes received and not yet part of a returned frame.
-    var bufferedByteCount: Int { buffer.count - readIndex }
+    var bufferedByteCount: Int { filled - readIndex }
 
-    mutating func append(_ bytes: some Sequence<UInt8>) {
-        if readIndex > 0, readIndex >= buffer.count / 2 {
-            buffer.removeSubrange(0..<readIndex)
-            readIndex = 0
+    mutating func append(_ bytes: some Collection<UInt8>) {
+        let array = Array(bytes)
+        _ = read(upTo: array.count) { room in
+            array.withUnsafeBytes { room.copyMemory(from: $0) }
+            return array.count
         }
-        buffer.append(contentsOf: bytes)
     }
 
-    /// How many more bytes the frame being read needs at least, for a reader that should not read further.
-    var bytesNeeded: Int {
-        guard case let .needs(count)? = try? header() else { return 0 }
-        return count
+    /// Reads up to `count` bytes with `read` straight into the buffer, which makes room first: `read` gets
+    /// the room and returns how many bytes it wrote (`nil` and 0 pass through, nothing added).
+    mutating func read(upTo count: Int, _ read: (UnsafeMutableRawBufferPointer) throws -> Int?) rethrows -> Int? {
+        guard count > 0 else { return 0 }
+        if readIndex > 0, readIndex == filled || buffer.count - filled < count {
+            buffer.withUnsafeMutableBytes { bytes in
+                let live = filled - readIndex
+                if live > 0 { bytes.baseAddress!.copyMemory(from: bytes.baseAddress! + readIndex, byteCount: live) }
+            }
+            filled -= readIndex
+            readIndex = 0
+        }
+        if buffer.count - filled < count {
+            buffer.append(contentsOf: repeatElement(0, count: max(count - (buffer.count - filled), buffer.count)))
+        }
+        let start = filled
+        let got = try buffer.withUnsafeMutableBytes { bytes in
+            try read(UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + count]))
+        }
+        if let got, got > 0 { filled += got }
+        return got
     }
 
     /// The next whole frame, or `nil` until more bytes arrive.
@@ -108,7 +152,7 @@ struct WebSocketFrameDecoder {
     }
 
     private func header() throws -> Parsed? {
-        let available = buffer.count - readIndex
+        let available = filled - readIndex
         guard available >= 2 else { return .needs(2 - available) }
         let first = buffer[readIndex]
         let second = buffer[readIndex + 1]
@@ -152,12 +196,12 @@ struct WebSocketFrameDecoder {
         let total = headerLength + Int(payloadLength)
         guard available >= total else { return .needs(total - available) }
         let payloadStart = readIndex + headerLength
-        var payload = Array(buffer[payloadStart..<payloadStart + Int(payloadLength)])
+        var payload = buffer.withUnsafeBytes { bytes in
+            Data(bytes: bytes.baseAddress! + payloadStart, count: Int(payloadLength))
+        }
         if isMasked {
             let key = Array(buffer[maskingKeyStart..<maskingKeyStart + 4])
-            payload.withUnsafeMutableBufferPointer { bytes in
-                for index in bytes.indices { bytes[index] ^= key[index & 3] }
-            }
+            payload.withUnsafeMutableBytes { WebSocketFrame.mask($0, with: key) }
         }
         return .complete(WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload), length: total)
     }

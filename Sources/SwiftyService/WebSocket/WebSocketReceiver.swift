@@ -6,14 +6,14 @@ import Foundation
 struct WebSocketReceiver {
     enum Event: Equatable {
         case message(WebSocketMessage)
-        case ping([UInt8])
-        case pong([UInt8])
+        case ping(Data)
+        case pong(Data)
         /// The peer's close frame; `code` is `nil` when it carried none.
         case close(code: WebSocketCloseCode?, reason: String)
     }
 
     let maximumMessageSize: Int
-    private var fragments: [UInt8] = []
+    private var fragments = Data()
     private var fragmentedOpcode: WebSocketFrame.Opcode?
     private var textValidator = UTF8Validator()
 
@@ -48,22 +48,23 @@ struct WebSocketReceiver {
             throw WebSocketError.protocolViolation(code: .invalidFramePayloadData, reason: "a text message is not valid UTF-8")
         }
         guard frame.isFinal else {
-            fragments.append(contentsOf: frame.payload)
+            fragments.append(frame.payload)
             return nil
         }
-        let bytes: [UInt8]
+        let bytes: Data
         if fragments.isEmpty {
             bytes = frame.payload
         } else {
-            fragments.append(contentsOf: frame.payload)
+            fragments.append(frame.payload)
             bytes = fragments
-            fragments = []
+            fragments = Data()
         }
         fragmentedOpcode = nil
-        return .message(isText ? .text(String(decoding: bytes, as: UTF8.self)) : .binary(Data(bytes)))
+        return .message(isText ? .text(String(decoding: bytes, as: UTF8.self)) : .binary(bytes))
     }
 
-    private func closeEvent(_ payload: [UInt8]) throws -> Event {
+    private func closeEvent(_ data: Data) throws -> Event {
+        let payload = [UInt8](data)
         guard !payload.isEmpty else { return .close(code: nil, reason: "") }
         guard payload.count >= 2 else {
             throw WebSocketError.protocolViolation(code: .protocolError, reason: "a close frame holds one byte")
@@ -104,10 +105,22 @@ struct UTF8Validator {
     var isAtBoundary: Bool { remaining == 0 }
 
     /// Consumes bytes; `false` as soon as they cannot be the start of valid UTF-8.
-    mutating func consume(_ bytes: [UInt8]) -> Bool {
+    mutating func consume(_ data: Data) -> Bool { data.withUnsafeBytes { consume($0) } }
+
+    /// Consumes bytes; `false` as soon as they cannot be the start of valid UTF-8.
+    mutating func consume(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { consume($0) } }
+
+    private mutating func consume(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         let count = bytes.count
         while index < count {
+            // ASCII, eight bytes at a time, between characters.
+            if remaining == 0, index + 8 <= count,
+                bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) & 0x8080_8080_8080_8080 == 0
+            {
+                index += 8
+                continue
+            }
             let byte = bytes[index]
             index += 1
             if remaining > 0 {

@@ -51,7 +51,7 @@ import Testing
     }
 
     @Test func theRFCsPingAndPongAreControlEvents() throws {
-        #expect(try messages(from: [0x89, 0x05, 0x48, 0x65, 0x6c, 0x6c, 0x6f]) == [.ping(Array("Hello".utf8))])
+        #expect(try messages(from: [0x89, 0x05, 0x48, 0x65, 0x6c, 0x6c, 0x6f]) == [.ping(Data("Hello".utf8))])
         let pong = WebSocketFrame(opcode: .pong, payload: Array("Hello".utf8))
         #expect(
             pong.encoded(maskingKey: [0x37, 0xfa, 0x21, 0x3d])
@@ -82,7 +82,7 @@ import Testing
 
     @Test func aControlFrameBetweenFragmentsIsDeliveredFirst() throws {
         let bytes: [UInt8] = [0x01, 0x03, 0x48, 0x65, 0x6c, 0x89, 0x01, 0x21, 0x80, 0x02, 0x6c, 0x6f]
-        #expect(try messages(from: bytes) == [.ping([0x21]), .message(.text("Hello"))])
+        #expect(try messages(from: bytes) == [.ping(Data([0x21])), .message(.text("Hello"))])
     }
 
     @Test func reservedBitsAndOpcodesAndMaskedServerFramesAreProtocolErrors() {
