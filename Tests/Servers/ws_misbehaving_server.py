@@ -1,7 +1,8 @@
 """A WebSocket server that breaks RFC 6455 on purpose, for WebSocketMisbehavingServerTests.
 
 Usage: ws_misbehaving_server.py PORT   — prints "ready". Each WebSocket path is one misbehaviour; with
-`?id=X` the server records what the client sent back (its close frame's code, bytes after the handshake),
+`?id=X` the server records what the client sent back (its close frame's code, bytes after the handshake)
+and how many bytes of frames it managed to send (`sent`),
 and a plain `GET /report?id=X` answers that record as JSON.
   /masked            a masked text frame (servers must not mask)
   /bad-opcode        a frame with the reserved opcode 3
@@ -97,7 +98,7 @@ async def handle(reader, writer):
         await writer.drain()
         writer.close()
         return
-    record = {"close_code": None, "bytes": 0}
+    record = {"close_code": None, "bytes": 0, "sent": 0}
     reports[query.get("id", "")] = record
     key = headers.get("sec-websocket-key", "")
     accept = base64.b64encode(hashlib.sha1((key + GUID).encode()).digest()).decode()
@@ -126,6 +127,7 @@ async def handle(reader, writer):
                     break
                 writer.write(zeros)
                 await writer.drain()
+                record["sent"] += len(zeros)
         elif path == "/never-closes" or path == "/no-pong":
             writer.write(frame(0x1, b"hi"))
             await writer.drain()

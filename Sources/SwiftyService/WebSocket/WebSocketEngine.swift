@@ -237,7 +237,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             guard let count else { return }
             if count == 0 {
                 readEnded = true
-                if !closeReceived {
+                // After our close frame the server may end the connection without answering: still a close.
+                if !closeReceived, !closeSent {
                     fail(.connectionLost("the server ended the connection without a close frame"), sendingClose: false)
                 }
                 return
@@ -261,6 +262,9 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                 }
                 reader?.resume(returning: message)
             case let .ping(payload):
+                // Only the latest ping needs its pong (RFC 6455, 5.5.3): a server that pings and never reads
+                // cannot grow the queue.
+                control.removeAll { $0.first == 0x8A }
                 if !closeSent { control.append(WebSocketFrame(opcode: .pong, payload: payload).encoded(maskingKey: WebSocketFrame.randomMaskingKey())) }
             case .pong:
                 pongDeadline = nil
@@ -370,6 +374,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             // A close frame for a protocol error goes out first, unless the connection cannot take it.
             return hasPendingWrites && !readEnded ? nil : .failed(failure)
         }
+        if closeSent && readEnded { return .closed }
         if closeReceived && closeSent && !hasPendingWrites { return readEnded ? .closed : nil }
         return nil
     }

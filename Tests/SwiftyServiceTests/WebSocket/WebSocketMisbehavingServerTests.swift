@@ -46,12 +46,16 @@ import FoundationNetworking
         #expect(closeCode == 1007)
     }
 
-    @Test func aTwoGigabyteHeaderCloses1009AtOnce() async throws {
-        let start = ContinuousClock.now
-        let (_, error, closeCode) = try await run("huge")
-        #expect(error == .messageTooBig(limit: 16 << 20))
-        #expect(closeCode == 1009)
-        #expect(seconds(since: start) < 5)
+    @Test func aTwoGigabyteHeaderCloses1009WithoutReadingThePayload() async throws {
+        let id = UUID().uuidString
+        let socket = try await TestEndpoint(try WebSocketServers.realm("WS_MISBEHAVING_URL"), "huge", parameters: ["id": id])
+            .webSocket()
+        let (_, failure) = await drain(socket)
+        #expect(failure?.webSocketError == .messageTooBig(limit: 16 << 20))
+        let report = try await WebSocketServers.report(id)
+        #expect(report.closeCode == 1009)
+        // The payload was never read: the server could send no more than the sockets' buffers hold.
+        #expect(report.sent < 64 << 20)
     }
 
     @Test func aServerThatNeverClosesIsLeftAfterTheCloseTimeout() async throws {
@@ -60,7 +64,8 @@ import FoundationNetworking
         #expect(try await socket.receive() == .text("hi"))
         let start = ContinuousClock.now
         await socket.close()
-        #expect(seconds(since: start) < 4)
+        // The server would hold the connection for 30 s.
+        #expect(seconds(since: start) < 20)
         #expect(try await socket.receive() == nil)
     }
 
@@ -86,10 +91,9 @@ import FoundationNetworking
     }
 
     @Test func aServerThatNeverAnswersPingsIsDroppedAfterThePingTimeout() async throws {
-        let start = ContinuousClock.now
+        // The server would end the connection after 30 s, without a close frame: a connection loss.
         let (messages, error, _) = try await run("no-pong", options: WebSocketOptions(pingInterval: 0.2, pingTimeout: 0.5))
         #expect(messages == [.text("hi")])
         #expect(error == .pingTimedOut)
-        #expect(seconds(since: start) < 5)
     }
 }

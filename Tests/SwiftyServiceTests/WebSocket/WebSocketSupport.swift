@@ -31,12 +31,13 @@ enum WebSocketServers {
         return try JSONDecoder().decode([String: Int].self, from: data)
     }
 
-    /// What ws_misbehaving_server.py recorded of the connection with `id`: the client's close code and
-    /// how many bytes it sent after the handshake.
-    static func report(_ id: String) async throws -> (closeCode: Int?, bytes: Int) {
+    /// What ws_misbehaving_server.py recorded of the connection with `id`: the client's close code, how
+    /// many bytes it sent after the handshake, and how many bytes of frames the server got to send.
+    static func report(_ id: String) async throws -> (closeCode: Int?, bytes: Int, sent: Int) {
         struct Report: Decodable {
             let close_code: Int?
             let bytes: Int
+            let sent: Int
         }
         // The server records as the bytes arrive: a moment for the last ones.
         try await Task.sleep(for: .milliseconds(300))
@@ -44,7 +45,7 @@ enum WebSocketServers {
         components.path = "/report"
         components.queryItems = [URLQueryItem(name: "id", value: id)]
         let report = try JSONDecoder().decode(Report.self, from: try Data(contentsOf: components.url!))
-        return (report.close_code, report.bytes)
+        return (report.close_code, report.bytes, report.sent)
     }
 }
 
