@@ -66,6 +66,13 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         thread.start()
     }
 
+    // The wake-up pipe lives as long as the engine: a reader may still wake it after the socket ended, and a
+    // descriptor closed then could be another connection's by the time it writes.
+    deinit {
+        systemClose(wakeRead)
+        systemClose(wakeWrite)
+    }
+
     var closure: (code: WebSocketCloseCode?, reason: String)? { shared.withLock { $0.closure } }
 
     /// The bytes of whole messages waiting for a reader.
@@ -188,7 +195,9 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             if let closeRequest, !closeQueued, failure == nil {
                 queueClose(code: closeRequest.code, reason: closeRequest.reason)
             }
-            if room || closeReceived, !readEnded, failure == nil { readAvailable(discarding: &discarded) }
+            // After our close frame the messages that still come are dropped, so the reader's room does not matter.
+            let reading = (room || closeSent || closeReceived) && !readEnded && failure == nil
+            if reading { readAvailable(discarding: &discarded) }
             if failure == nil || closeSent == false { writeAvailable() }
             if let ended = finished() {
                 finish(ended)
@@ -199,7 +208,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                 finish(ended)
                 return
             }
-            waitForEvents(reading: (room || closeReceived) && !readEnded && failure == nil)
+            waitForEvents(reading: reading && !readEnded && failure == nil)
         }
     }
 
@@ -220,7 +229,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             }
             if failure != nil { return }
             // After the peer's close frame only its end of the connection is awaited; what comes is dropped.
-            if !closeReceived, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
+            if !closeReceived, !closeSent, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
             let count: Int?
             do {
                 if closeReceived {
@@ -399,8 +408,6 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     private func finish(_ end: End) {
         stream.shutdown()
-        systemClose(wakeRead)
-        systemClose(wakeWrite)
         pendingDone?.resume(throwing: WebSocketError.closed)
         pendingDone = nil
         let (readers, senders, waiters) = shared.withLock { state in

@@ -128,7 +128,16 @@ struct WebSocketFrameDecoder {
             readIndex = 0
         }
         if buffer.count - filled < count {
-            buffer.append(contentsOf: repeatElement(0, count: max(count - (buffer.count - filled), buffer.count)))
+            // Grown with memcpy and memset: appending a repeated zero goes byte by byte in unoptimized builds,
+            // seconds for a few megabytes under ThreadSanitizer.
+            let old = buffer
+            let larger = old.count + max(count - (old.count - filled), old.count)
+            buffer = [UInt8](unsafeUninitializedCapacity: larger) { bytes, initialized in
+                let base = UnsafeMutableRawPointer(bytes.baseAddress!)
+                old.withUnsafeBytes { if let source = $0.baseAddress { base.copyMemory(from: source, byteCount: $0.count) } }
+                memset(base + old.count, 0, larger - old.count)
+                initialized = larger
+            }
         }
         let start = filled
         let got = try buffer.withUnsafeMutableBytes { bytes in
