@@ -375,13 +375,26 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     }
 
     private var forcedEnd = false
+    private var lingerDeadline: UInt64?
+    /// How long a close frame sent for a failure is given to reach the server before the connection ends.
+    private static let linger: TimeInterval = 0.25
 
     /// How the socket ended, once it has.
     private func finished() -> End? {
         if forcedEnd { return failure.map(End.failed) ?? .closed }
         if let failure {
             // A close frame for a protocol error goes out first, unless the connection cannot take it.
-            return hasPendingWrites && !readEnded ? nil : .failed(failure)
+            if hasPendingWrites && !readEnded { return nil }
+            guard closeSent, !readEnded else { return .failed(failure) }
+            // Then a moment for the server to read it: ending the connection with unread bytes on our side
+            // resets it, and a reset can drop the close frame before the server reads it. Nothing more of the
+            // server's is read meanwhile.
+            let now = Self.now()
+            guard let lingerDeadline else {
+                self.lingerDeadline = now + Self.nanoseconds(Self.linger)
+                return nil
+            }
+            return now >= lingerDeadline ? .failed(failure) : nil
         }
         if closeSent && readEnded { return .closed }
         if closeReceived && closeSent && !hasPendingWrites { return readEnded ? .closed : nil }
@@ -397,7 +410,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                 revents: 0),
         ]
         let now = Self.now()
-        let deadlines = [closeDeadline, pongDeadline, nextPing].compactMap { $0 }
+        let deadlines = [closeDeadline, pongDeadline, nextPing, lingerDeadline].compactMap { $0 }
         let timeout = deadlines.min().map { Int32(clamping: ($0 > now ? $0 - now : 0) / 1_000_000 + 1) } ?? -1
         _ = poll(&descriptors, 2, timeout)
         if descriptors[0].revents != 0 {
