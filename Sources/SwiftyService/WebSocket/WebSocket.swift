@@ -7,7 +7,7 @@ import FoundationNetworking
 /// An open WebSocket (RFC 6455), opened by an endpoint's ``SwiftyServiceProtocol/webSocket(subprotocols:options:)``.
 ///
 /// Read ``messages`` with `for try await`; the socket is read only as fast as they are taken. ``send(_:)``
-/// returns once the connection has taken the message. Close with ``close(code:reason:)``; a socket let go
+/// waits while more than the send buffer is waiting for the connection. Close with ``close(code:reason:)``; a socket let go
 /// of closes with 1001 (going away). Failures are ``ServiceError/transport(_:underlying:attempts:)`` with a
 /// ``WebSocketError``.
 public final class WebSocket: Sendable {
@@ -35,7 +35,9 @@ public final class WebSocket: Sendable {
     /// ``ServiceError`` (with a ``WebSocketError``) after the messages that came before a failure.
     public var messages: Messages { Messages(socket: self) }
 
-    /// Sends a message; returns once the connection has taken all of it.
+    /// Sends a message; returns once it is queued within the send buffer (256 KiB), or else once the
+    /// connection has taken all of it — so a sender never outruns the network by more than the buffer.
+    /// A failure to write a queued message ends the socket: the reader and the next `send` see it.
     /// - Throws: ``ServiceError/transport(_:underlying:attempts:)`` with ``WebSocketError/closed`` after a close.
     public func send(_ message: WebSocketMessage) async throws {
         do {

@@ -4,7 +4,7 @@ import Foundation
 protocol WebSocketChannel: AnyObject, Sendable {
     /// The subprotocol the server chose, if any.
     var subprotocol: String? { get }
-    /// Sends one message; returns once the connection has taken all of it.
+    /// Sends one message; returns once it is queued within the send buffer, or else written.
     /// - Throws: ``WebSocketError``.
     func send(_ message: WebSocketMessage) async throws
     /// The next message, or `nil` once the socket is closed and every message before the close was read.

@@ -40,6 +40,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         var readers: [(id: UInt64, continuation: CheckedContinuation<WebSocketMessage?, any Error>)] = []
         var nextReaderID: UInt64 = 0
         var outgoing: [Outgoing] = []
+        /// The bytes of `outgoing`, which the engine has not taken yet.
+        var outgoingBytes = 0
         var closeRequest: (code: WebSocketCloseCode, reason: String)?
         var closure: (code: WebSocketCloseCode?, reason: String)?
         var end: End?
@@ -85,15 +87,33 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             case let .binary(data): WebSocketFrame(opcode: .binary, payload: data)
             }
         let bytes = frame.encoded(maskingKey: WebSocketFrame.randomMaskingKey())
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            let refused = shared.withLock { state -> Bool in
-                guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return true }
-                state.outgoing.append(Outgoing(bytes: bytes, done: done))
-                return false
+        // Within the send buffer a message is queued and the sender goes on at once, with no hop to the engine's
+        // thread and back; past it, the sender waits until its message is written.
+        let queued = shared.withLock { state -> Bool? in
+            guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return nil }
+            guard state.outgoingBytes < Self.sendBuffer else { return false }
+            state.outgoing.append(Outgoing(bytes: bytes, done: nil))
+            state.outgoingBytes += bytes.count
+            return true
+        }
+        switch queued {
+        case nil: throw WebSocketError.closed
+        case true?: wake()
+        case false?:
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                let refused = shared.withLock { state -> Bool in
+                    guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return true }
+                    state.outgoing.append(Outgoing(bytes: bytes, done: done))
+                    state.outgoingBytes += bytes.count
+                    return false
+                }
+                if refused { done.resume(throwing: WebSocketError.closed) } else { wake() }
             }
-            if refused { done.resume(throwing: WebSocketError.closed) } else { wake() }
         }
     }
+
+    /// How many bytes of messages may wait for the connection before a sender waits for its own to be written.
+    private static let sendBuffer = 256 * 1024
 
     func receive() async throws -> WebSocketMessage? {
         let id = shared.withLock { state in
@@ -318,7 +338,10 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                     if pendingWrite.first == 0x88 { closeSent = true }
                 } else if failure == nil, !closeSent,
                     let next = shared.withLock({ state -> Outgoing? in
-                        state.outgoing.isEmpty ? nil : state.outgoing.removeFirst()
+                        guard !state.outgoing.isEmpty else { return nil }
+                        let next = state.outgoing.removeFirst()
+                        state.outgoingBytes -= next.bytes.count
+                        return next
                     })
                 {
                     pendingWrite = next.bytes
