@@ -90,11 +90,13 @@ enum CurlWebSocketConnector {
         guard let (head, length) = parsed else { throw URLError(.badServerResponse) }
         var leftover = Array(received[length...])
         guard head.statusCode == 101 else {
-            // The refusal's body explains it: read as much as it declares, within a megabyte and the timeout.
+            // The refusal's body explains it: read as much as it declares, within a megabyte and the timeout. A
+            // body of no declared length (chunked, kept alive) gets what comes within a second, undecoded.
             let limit = min(request.maxResponseSize ?? (1 << 20), 1 << 20)
             let declared = head.headers.first { $0.key.lowercased() == "content-length" }.flatMap { Int($0.value) }
+            let bodyDeadline = declared == nil ? min(deadline, Date().addingTimeInterval(1)) : deadline
             while leftover.count < min(declared ?? limit, limit),
-                (try? stream.readSome(into: &leftover, until: deadline, isCancelled)) == true
+                (try? stream.readSome(into: &leftover, until: bodyDeadline, isCancelled)) == true
             {}
             let body = Data(leftover.prefix(min(declared ?? limit, limit)))
             return Response(
