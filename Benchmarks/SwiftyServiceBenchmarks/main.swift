@@ -113,6 +113,14 @@ if wanted("generate.large") || wanted("generate.stripe") || wanted("generate.lar
 }
 if let liveURL, wanted("transfer.memory") { report(try await transferMemory(settings, base: liveURL)) }
 if let liveURL, wanted("transfer.memory.curl") { try runInOwnProcess("transfer.memory.curl", url: liveURL) }
+if let url = argument("--ws-url").flatMap(URL.init(string:)), let rawPort = argument("--ws-raw-port").flatMap(Int.init) {
+    let target = WebSocketTarget(url: url, rawPort: rawPort)
+    if wanted("ws.echo") { report(try await webSocketEcho(settings, target: target)) }
+    if wanted("ws.throughput") { report(try await webSocketThroughput(settings, target: target)) }
+    if wanted("ws.memory") { report(try await webSocketMemory(settings, target: target)) }
+} else if wanted("ws.echo") || wanted("ws.throughput") || wanted("ws.memory") {
+    FileHandle.standardError.write(Data("ws.*: skipped, no --ws-url and --ws-raw-port given (scripts/bench gives them)\n".utf8))
+}
 if let liveURL {
     if wanted("stream.throughput") { report(try await streamThroughput(settings, base: liveURL)) }
     if wanted("stream.memory") { report(try await streamMemory(settings, base: liveURL)) }

@@ -38,6 +38,10 @@ int ccurl_easy_getinfo_long(void *getinfo, void *handle, int info, long *value) 
     return ((variadic_getinfo)getinfo)(handle, info, value);
 }
 
+int ccurl_easy_getinfo_socket(void *getinfo, void *handle, int info, int *value) {
+    return ((variadic_getinfo)getinfo)(handle, info, value);
+}
+
 int ccurl_easy_getinfo_offset(void *getinfo, void *handle, int info, int64_t *value) {
     return ((variadic_getinfo)getinfo)(handle, info, value);
 }

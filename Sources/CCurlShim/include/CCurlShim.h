@@ -40,6 +40,8 @@ typedef struct {
 } ccurl_version_info;
 /// `curl_easy_getinfo(handle, info, (long *)value)`
 int ccurl_easy_getinfo_long(void *getinfo, void *handle, int info, long *value);
+/// `curl_easy_getinfo(handle, info, (curl_socket_t *)value)`: a socket, an `int` on POSIX systems.
+int ccurl_easy_getinfo_socket(void *getinfo, void *handle, int info, int *value);
 /// `curl_easy_getinfo(handle, info, (curl_off_t *)value)`
 int ccurl_easy_getinfo_offset(void *getinfo, void *handle, int info, int64_t *value);
 /// `curl_multi_setopt(multi, option, (long)value)`

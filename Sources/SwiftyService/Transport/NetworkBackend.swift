@@ -131,6 +131,9 @@ public struct BackendRequest: Sendable {
     var cookieJar: CookieJar?
     /// The `Cookie` header the request had before the jar's cookies joined it.
     var explicitCookies: String?
+    /// Set when the request is a WebSocket handshake: backends that can open one answer `101` and leave the
+    /// socket in it.
+    var webSocketUpgrade: WebSocketUpgrade?
 
     init(
         urlRequest: URLRequest, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?, sampleData: Data,

@@ -115,6 +115,10 @@ public final class CurlBackend: NetworkBackend {
         _ request: BackendRequest, driving: Bool,
         completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
+        if let upgrade = request.webSocketUpgrade {
+            return CurlWebSocketConnector.open(
+                request, upgrade: upgrade, tlsSupport: loops[0].tlsSupport, completion: completion)
+        }
         let loop = self.loop(for: request.urlRequest.url)
         let transfer = CurlTransfer(request: request, policy: policy, loop: loop, completion: completion)
         if driving { loop.startDriving(transfer) } else { loop.start(transfer) }

@@ -39,6 +39,11 @@ struct LibCurl: @unchecked Sendable {
     private let multiSetopt: UnsafeMutableRawPointer
     /// `curl_easy_pause`: resumes a transfer a streamed response's full buffer paused.
     let easyPause: (@convention(c) (Handle, Int32) -> Int32)?
+    /// `curl_easy_perform`, `curl_easy_send`, `curl_easy_recv`: a connection of our own (`CURLOPT_CONNECT_ONLY`)
+    /// for WebSockets; optional, so that a libcurl without them still serves HTTP.
+    let easyPerform: (@convention(c) (Handle) -> Int32)?
+    let easySend: (@convention(c) (Handle, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>) -> Int32)?
+    let easyRecv: (@convention(c) (Handle, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>) -> Int32)?
     /// Whether each new TLS connection's handshake can be watched (`ccurl_tls_watch_*`): libcurl on OpenSSL,
     /// whose functions are found through libcurl's handle.
     private(set) var watchesTLSHandshakes = false
@@ -114,6 +119,19 @@ struct LibCurl: @unchecked Sendable {
             multiSetopt: raw("curl_multi_setopt") ?? UnsafeMutableRawPointer(bitPattern: 1)!,
             easyPause: dlsym(library, "curl_easy_pause").map {
                 unsafeBitCast($0, to: (@convention(c) (Handle, Int32) -> Int32).self)
+            },
+            easyPerform: dlsym(library, "curl_easy_perform").map {
+                unsafeBitCast($0, to: (@convention(c) (Handle) -> Int32).self)
+            },
+            easySend: dlsym(library, "curl_easy_send").map {
+                unsafeBitCast(
+                    $0, to: (@convention(c) (Handle, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>) -> Int32).self)
+            },
+            easyRecv: dlsym(library, "curl_easy_recv").map {
+                unsafeBitCast(
+                    $0,
+                    to: (@convention(c) (Handle, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>) -> Int32)
+                        .self)
             })
         guard missing.isEmpty, let globalInit else {
             return .failure(
@@ -190,6 +208,15 @@ struct LibCurl: @unchecked Sendable {
         return ccurl_easy_getinfo_offset(easyGetinfo, handle, info, &value) == 0 ? value : nil
     }
 
+    /// The connection's socket (`CURLINFO_ACTIVESOCKET`), or `nil`.
+    func activeSocket(_ handle: Handle) -> Int32? {
+        var socket: Int32 = -1
+        guard ccurl_easy_getinfo_socket(easyGetinfo, handle, Info.activeSocket, &socket) == 0, socket >= 0 else {
+            return nil
+        }
+        return socket
+    }
+
     func responseCode(_ handle: Handle) -> Int {
         var code = 0
         _ = ccurl_easy_getinfo_long(easyGetinfo, handle, Info.responseCode, &code)
@@ -251,6 +278,10 @@ struct LibCurl: @unchecked Sendable {
         /// `CURL_SSLVERSION_TLSv1_2`, `CURL_SSLVERSION_TLSv1_3`
         static let sslVersionTLS12 = 6
         static let sslVersionTLS13 = 7
+        /// `CURLOPT_CONNECT_ONLY`: 1 connects (and does TLS) only; 2 would be libcurl's own WebSocket mode.
+        static let connectOnly: Int32 = 141
+        /// `CURLOPT_CONNECTTIMEOUT_MS`
+        static let connectTimeoutMilliseconds: Int32 = 156
     }
 
     enum Info {
@@ -275,6 +306,8 @@ struct LibCurl: @unchecked Sendable {
         static let primaryIP: Int32 = 0x100000 + 32
         static let primaryPort: Int32 = 0x200000 + 40
         static let httpVersion: Int32 = 0x200000 + 46
+        /// `CURLINFO_ACTIVESOCKET` (7.45)
+        static let activeSocket: Int32 = 0x500000 + 44
     }
 
     /// `CURLMSG_DONE`: a transfer finished, its result in `data.result`.

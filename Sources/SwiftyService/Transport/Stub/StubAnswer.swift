@@ -19,6 +19,8 @@ extension StubBackend {
         public var delay: TimeInterval?
         /// The body in timed pieces, for ``ResponseStream``s; `data` is them joined, for plain requests.
         public var pieces: [Piece]?
+        /// The socket a WebSocket handshake opens, scripted; see ``webSocket(_:subprotocol:)``.
+        public var webSocketScript: WebSocketScript?
 
         /// An answer with these parts; without `data`, the endpoint's sample data.
         public init(statusCode: Int = 200, headers: HTTPHeaderDictionary = [:], data: Data? = nil) {
@@ -45,6 +47,20 @@ extension StubBackend {
         public static func failure(_ error: any Error) -> Answer {
             var answer = Answer()
             answer.failure = error
+            return answer
+        }
+
+        /// A `101` that opens a WebSocket which plays `steps`: messages the app receives, messages it must
+        /// send, and the server's close.
+        ///
+        /// ```swift
+        /// StubBackend().on(.path("/chat"), answer: .webSocket([
+        ///     .receive(.text("welcome")), .expect(.text("hello")), .receive(.text("hi")), .close(.normalClosure),
+        /// ]))
+        /// ```
+        public static func webSocket(_ steps: [WebSocketScript.Step], subprotocol: String? = nil) -> Answer {
+            var answer = Answer(statusCode: 101, headers: subprotocol.map { ["Sec-WebSocket-Protocol": $0] } ?? [:])
+            answer.webSocketScript = WebSocketScript(steps: steps, subprotocol: subprotocol)
             return answer
         }
 

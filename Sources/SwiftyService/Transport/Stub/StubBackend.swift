@@ -206,6 +206,18 @@ public final class StubBackend: NetworkBackend {
     ) -> Result<Response, any Error> {
         answer.flatMap { answer in
             if let failure = answer.failure { return .failure(failure) }
+            if let upgrade = request.webSocketUpgrade {
+                guard let script = answer.webSocketScript else {
+                    if answer.statusCode == 101 {
+                        return .failure(WebSocketError.handshakeFailed("the stub's 101 answer has no WebSocket script"))
+                    }
+                    return .success(
+                        Response(
+                            request: request.urlRequest, statusCode: answer.statusCode, headers: answer.headers,
+                            data: answer.data ?? Data()))
+                }
+                upgrade.deposit(StubWebSocket(script))
+            }
             var response = Response(
                 request: request.urlRequest, statusCode: answer.statusCode, headers: answer.headers,
                 data: answer.data ?? request.sampleData)

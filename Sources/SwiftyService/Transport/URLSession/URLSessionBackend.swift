@@ -112,7 +112,10 @@ public final class URLSessionBackend: NetworkBackend {
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        send(request, into: nil, completion: completion)
+        #if canImport(Darwin)
+        if let upgrade = request.webSocketUpgrade { return openWebSocket(request, upgrade: upgrade, completion: completion) }
+        #endif
+        return send(request, into: nil, completion: completion)
     }
 
     /// Starts the request; with a `sink` (and a delegate), its response goes there as it arrives.

@@ -1,0 +1,162 @@
+import Foundation
+import SwiftyService
+import SwiftyServiceCurl
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An endpoint of the benchmarks' WebSocket server (Tests/Servers/ws_bench_server.py, started by scripts/bench).
+struct BenchSocket: SwiftyServiceProtocol {
+    let path: String
+    var size: Int? = nil
+    var parameters: [String: Any]? { size.map { ["size": $0] } }
+    var realm: ServiceRealm { .get("bench-ws") }
+    var method: HTTPMethod { .get }
+}
+
+/// The same server's plain TCP twin, through blocking POSIX calls: the limit a WebSocket client can reach.
+final class RawSocket {
+    private let descriptor: Int32
+
+    init(port: Int, firstLine: String) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var one: Int32 = 1
+        setsockopt(descriptor, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        guard connected == 0 else { throw URLError(.cannotConnectToHost) }
+        try write(Array((firstLine + "\n").utf8))
+    }
+
+    deinit { close(descriptor) }
+
+    func write(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes[offset...].withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, 0) }
+            guard sent > 0 else { throw URLError(.networkConnectionLost) }
+            offset += sent
+        }
+    }
+
+    /// Reads exactly `count` bytes into `buffer` (at least `count` long).
+    func read(_ count: Int, into buffer: inout [UInt8]) throws {
+        var offset = 0
+        while offset < count {
+            let received = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress! + offset, count - offset, 0) }
+            guard received > 0 else { throw URLError(.networkConnectionLost) }
+            offset += received
+        }
+    }
+}
+
+/// `--ws-url http://127.0.0.1:PORT --ws-raw-port PORT`: the servers scripts/bench starts.
+struct WebSocketTarget {
+    let url: URL
+    let rawPort: Int
+}
+
+/// `ws.echo`: round trips per second of a 32-byte text message, one in flight, against the raw socket's.
+func webSocketEcho(_ settings: Settings, target: WebSocketTarget) async throws -> Outcome {
+    ServiceRealm.get("bench-ws").setBaseURL(target.url).setTimeout(30).use(try CurlBackend())
+    let count = settings.quick ? 2_000 : 20_000
+    let message = String(repeating: "m", count: 32)
+    var ours: [Double] = []
+    var raw: [Double] = []
+    for _ in 0..<(settings.quick ? 1 : 3) {
+        let socket = try await BenchSocket(path: "echo").webSocket()
+        var start = now()
+        for _ in 0..<count {
+            try await socket.send(.text(message))
+            guard try await socket.receive() == .text(message) else { throw URLError(.badServerResponse) }
+        }
+        ours.append(Double(count) / (Double(now() - start) / 1e9))
+        await socket.close()
+
+        let rawRate = try await Task.detached {
+            let plain = try RawSocket(port: target.rawPort, firstLine: "echo")
+            let bytes = Array(message.utf8)
+            var buffer = [UInt8](repeating: 0, count: bytes.count)
+            let started = now()
+            for _ in 0..<count {
+                try plain.write(bytes)
+                try plain.read(bytes.count, into: &buffer)
+            }
+            return Double(count) / (Double(now() - started) / 1e9)
+        }.value
+        raw.append(rawRate)
+        start = now()
+    }
+    return Outcome(
+        scenario: "ws.echo", ours: median(ours), baseline: median(raw), unit: .requestsPerSecond, goal: 0.7,
+        higherIsBetter: true,
+        note: "\(count) round trips of 32 bytes, 1 in flight, against the same server's raw TCP echo (median of \(ours.count))")
+}
+
+/// `ws.throughput`: MB/s of 1 MiB binary messages from the server, against the raw socket's MB/s.
+func webSocketThroughput(_ settings: Settings, target: WebSocketTarget) async throws -> Outcome {
+    ServiceRealm.get("bench-ws").setBaseURL(target.url).setTimeout(30).use(try CurlBackend())
+    let size = 1 << 20
+    let count = settings.quick ? 50 : 500
+    var ours: [Double] = []
+    var raw: [Double] = []
+    for _ in 0..<(settings.quick ? 1 : 3) {
+        let socket = try await BenchSocket(path: "flood", size: size).webSocket()
+        var start = now()
+        for _ in 0..<count {
+            guard try await socket.receive()?.byteCount == size else { throw URLError(.badServerResponse) }
+        }
+        ours.append(Double(count * size) / 1_048_576 / (Double(now() - start) / 1e9))
+        await socket.close()
+        start = now()
+        let rawRate = try await Task.detached {
+            let plain = try RawSocket(port: target.rawPort, firstLine: "flood \(size)")
+            var buffer = [UInt8](repeating: 0, count: size)
+            let started = now()
+            for _ in 0..<count { try plain.read(size, into: &buffer) }
+            return Double(count * size) / 1_048_576 / (Double(now() - started) / 1e9)
+        }.value
+        raw.append(rawRate)
+    }
+    return Outcome(
+        scenario: "ws.throughput", ours: median(ours), baseline: median(raw), unit: .megabytesPerSecond, goal: 0.7,
+        higherIsBetter: true,
+        note: "\(count) messages of 1 MiB one way, against the same server's raw TCP stream (median of \(ours.count))")
+}
+
+/// `ws.memory`: resident growth while a reader stops for 5 s and the server sends as fast as it can.
+func webSocketMemory(_ settings: Settings, target: WebSocketTarget) async throws -> Outcome {
+    ServiceRealm.get("bench-ws").setBaseURL(target.url).setTimeout(30).use(try CurlBackend())
+    let size = 64 << 10
+    let socket = try await BenchSocket(path: "flood", size: size).webSocket()
+    _ = try await socket.receive()
+    let before = residentBytes() ?? 0
+    let sampler = PeakMemory()
+    try await Task.sleep(for: .seconds(settings.quick ? 1 : 5))
+    let peak = sampler.stop()
+    var read = 0
+    for _ in 0..<100 { read += try await socket.receive()?.byteCount ?? 0 }
+    await socket.close()
+    return Outcome(
+        scenario: "ws.memory", ours: Double(max(peak - before, 0)) / 1_048_576, baseline: nil, unit: .megabytes,
+        goal: 8, higherIsBetter: false,
+        note: "a reader paused \(settings.quick ? 1 : 5) s while the server floods 64 KiB messages (default 1 MiB buffer); \(read >> 20) MiB read after")
+}
+
+extension WebSocketMessage {
+    /// The bytes the message holds.
+    fileprivate var byteCount: Int {
+        switch self {
+        case let .text(text): text.utf8.count
+        case let .binary(data): data.count
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+
+/// What a ``StubBackend``'s WebSocket does, step by step, for app tests without a server.
+public struct WebSocketScript: Sendable, Hashable {
+    /// One step of the script, in order.
+    public enum Step: Sendable, Hashable {
+        /// The app receives this message (once the expected messages before it were sent).
+        case receive(WebSocketMessage)
+        /// The app must send this message next; anything else fails its `send` with ``Mismatch``.
+        case expect(WebSocketMessage)
+        /// The server closes with this code and reason: the app's message sequence ends.
+        case close(WebSocketCloseCode, reason: String = "")
+        /// The socket fails with this error after the messages before it.
+        case fail(WebSocketError)
+    }
+
+    /// A message the app sent that the script did not expect.
+    public struct Mismatch: Error, Sendable, Hashable, CustomStringConvertible {
+        /// What the script expected next, if anything.
+        public let expected: WebSocketMessage?
+        /// What the app sent.
+        public let sent: WebSocketMessage
+        /// `the scripted WebSocket expected …, the app sent …`
+        public var description: String {
+            "the scripted WebSocket expected \(expected.map { "\($0)" } ?? "no message"), the app sent \(sent)"
+        }
+    }
+
+    /// The steps, in order.
+    public var steps: [Step]
+    /// The subprotocol the stub's server "chose".
+    public var subprotocol: String?
+}
+
+/// A WebSocket that plays a ``WebSocketScript``.
+final class StubWebSocket: WebSocketChannel, Sendable {
+    private struct State {
+        var readIndex = 0
+        var expectIndex = 0
+        var closure: (code: WebSocketCloseCode?, reason: String)?
+        var closedByApp = false
+        var readers: [CheckedContinuation<WebSocketMessage?, any Error>] = []
+    }
+
+    private let script: WebSocketScript
+    private let state = Locked<State>.make(State())
+
+    init(_ script: WebSocketScript) { self.script = script }
+
+    var subprotocol: String? { script.subprotocol }
+    var closure: (code: WebSocketCloseCode?, reason: String)? { state.withLock { $0.closure } }
+
+    private var steps: [WebSocketScript.Step] { script.steps }
+
+    private func isExpect(_ step: WebSocketScript.Step) -> Bool {
+        if case .expect = step { return true }
+        return false
+    }
+
+    /// The next step for readers: a message, the end, or `nil` while an expected message must come first.
+    private func nextForReader(_ state: inout State) -> Result<WebSocketMessage?, any Error>? {
+        if state.closedByApp { return .success(nil) }
+        while state.readIndex < steps.count, isExpect(steps[state.readIndex]) { state.readIndex += 1 }
+        while state.expectIndex < steps.count, !isExpect(steps[state.expectIndex]) { state.expectIndex += 1 }
+        guard state.readIndex < steps.count, state.expectIndex > state.readIndex else { return nil }
+        let step = steps[state.readIndex]
+        state.readIndex += 1
+        switch step {
+        case let .receive(message): return .success(message)
+        case let .close(code, reason):
+            state.closure = (code, reason)
+            state.readIndex = steps.count
+            return .success(nil)
+        case let .fail(error):
+            state.readIndex = steps.count
+            return .failure(error)
+        case .expect: return nil
+        }
+    }
+
+    func receive() async throws -> WebSocketMessage? {
+        try await withCheckedThrowingContinuation { reader in
+            let answer = state.withLock { state in
+                let answer = nextForReader(&state)
+                if answer == nil { state.readers.append(reader) }
+                return answer
+            }
+            if let answer { reader.resume(with: answer) }
+        }
+    }
+
+    func send(_ message: WebSocketMessage) async throws {
+        typealias Wake = (reader: CheckedContinuation<WebSocketMessage?, any Error>, answer: Result<WebSocketMessage?, any Error>)
+        let outcome = state.withLock { state -> Result<[Wake], any Error> in
+            if state.closedByApp || state.closure != nil { return .failure(WebSocketError.closed) }
+            while state.expectIndex < steps.count, !isExpect(steps[state.expectIndex]) { state.expectIndex += 1 }
+            var expected: WebSocketMessage?
+            if state.expectIndex < steps.count, case let .expect(next) = steps[state.expectIndex] { expected = next }
+            guard expected == message else {
+                return .failure(WebSocketScript.Mismatch(expected: expected, sent: message))
+            }
+            state.expectIndex += 1
+            var woken: [Wake] = []
+            while !state.readers.isEmpty, let answer = nextForReader(&state) {
+                woken.append((state.readers.removeFirst(), answer))
+            }
+            return .success(woken)
+        }
+        for wake in try outcome.get() { wake.reader.resume(with: wake.answer) }
+    }
+
+    func close(code: WebSocketCloseCode, reason: String) async { end(code: code, reason: reason) }
+
+    func abandon() { end(code: .goingAway, reason: "") }
+
+    private func end(code: WebSocketCloseCode, reason: String) {
+        let readers = state.withLock { state in
+            if state.closure == nil { state.closure = (code, reason) }
+            state.closedByApp = true
+            defer { state.readers = [] }
+            return state.readers
+        }
+        for reader in readers { reader.resume(returning: nil) }
+    }
+}

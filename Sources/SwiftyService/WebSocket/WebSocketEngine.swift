@@ -1,0 +1,468 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// One open WebSocket over a byte stream, driven by a thread of its own: it reads only while the reader has
+/// room (so a slow reader slows the server down), answers pings, writes messages in order with control
+/// frames between them, keeps the connection alive with pings, and carries out the close handshake.
+final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
+    let subprotocol: String?
+    private let options: WebSocketOptions
+    private let shared: Locked<Shared>
+    private let wakeRead: Int32
+    private let wakeWrite: Int32
+    // The thread's own state; nothing else touches it once the thread runs.
+    private let stream: any WebSocketByteStream
+    private var decoder: WebSocketFrameDecoder
+    private var receiver: WebSocketReceiver
+
+    private struct Outgoing {
+        let bytes: [UInt8]
+        let done: CheckedContinuation<Void, any Error>?
+    }
+
+    private enum End {
+        case closed
+        case failed(WebSocketError)
+    }
+
+    private struct Shared {
+        var inbound: [WebSocketMessage] = []
+        var inboundHead = 0
+        var inboundBytes = 0
+        /// Readers waiting for a message, first come first served; there are some only while none is queued.
+        var readers: [(id: UInt64, continuation: CheckedContinuation<WebSocketMessage?, any Error>)] = []
+        var nextReaderID: UInt64 = 0
+        var outgoing: [Outgoing] = []
+        /// The bytes of `outgoing`, which the engine has not taken yet.
+        var outgoingBytes = 0
+        var closeRequest: (code: WebSocketCloseCode, reason: String)?
+        var closure: (code: WebSocketCloseCode?, reason: String)?
+        var end: End?
+        var closeWaiters: [CheckedContinuation<Void, Never>] = []
+
+        var queuedCount: Int { inbound.count - inboundHead }
+    }
+
+    /// An engine over `stream`, whose first bytes after the handshake's head are `leftover`; it starts at once.
+    init(stream: any WebSocketByteStream, leftover: [UInt8], subprotocol: String?, options: WebSocketOptions) {
+        self.stream = stream
+        self.subprotocol = subprotocol
+        self.options = options
+        decoder = WebSocketFrameDecoder(maximumPayloadSize: options.maximumMessageSize)
+        decoder.append(leftover)
+        receiver = WebSocketReceiver(maximumMessageSize: options.maximumMessageSize)
+        shared = .make(Shared())
+        var fds: [Int32] = [-1, -1]
+        _ = pipe(&fds)
+        for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
+        (wakeRead, wakeWrite) = (fds[0], fds[1])
+        let thread = Thread { [self] in run() }
+        thread.name = "SwiftyService.WebSocket"
+        thread.start()
+    }
+
+    // The wake-up pipe lives as long as the engine: a reader may still wake it after the socket ended, and a
+    // descriptor closed then could be another connection's by the time it writes.
+    deinit {
+        systemClose(wakeRead)
+        systemClose(wakeWrite)
+    }
+
+    var closure: (code: WebSocketCloseCode?, reason: String)? { shared.withLock { $0.closure } }
+
+    /// The bytes of whole messages waiting for a reader.
+    var bufferedByteCount: Int { shared.withLock { $0.inboundBytes } }
+
+    func send(_ message: WebSocketMessage) async throws {
+        let frame: WebSocketFrame =
+            switch message {
+            case let .text(text): WebSocketFrame(opcode: .text, payload: Array(text.utf8))
+            case let .binary(data): WebSocketFrame(opcode: .binary, payload: data)
+            }
+        let bytes = frame.encoded(maskingKey: WebSocketFrame.randomMaskingKey())
+        // Within the send buffer a message is queued and the sender goes on at once, with no hop to the engine's
+        // thread and back; past it, the sender waits until its message is written.
+        let queued = shared.withLock { state -> Bool? in
+            guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return nil }
+            guard state.outgoingBytes < Self.sendBuffer else { return false }
+            state.outgoing.append(Outgoing(bytes: bytes, done: nil))
+            state.outgoingBytes += bytes.count
+            return true
+        }
+        switch queued {
+        case nil: throw WebSocketError.closed
+        case true?: wake()
+        case false?:
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+                let refused = shared.withLock { state -> Bool in
+                    guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return true }
+                    state.outgoing.append(Outgoing(bytes: bytes, done: done))
+                    state.outgoingBytes += bytes.count
+                    return false
+                }
+                if refused { done.resume(throwing: WebSocketError.closed) } else { wake() }
+            }
+        }
+    }
+
+    /// How many bytes of messages may wait for the connection before a sender waits for its own to be written.
+    private static let sendBuffer = 256 * 1024
+
+    func receive() async throws -> WebSocketMessage? {
+        let id = shared.withLock { state in
+            state.nextReaderID += 1
+            return state.nextReaderID
+        }
+        let next = try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (reader: CheckedContinuation<WebSocketMessage?, any Error>) in
+                let answer = shared.withLock { state -> Result<WebSocketMessage?, any Error>? in
+                    if state.queuedCount > 0 { return .success(take(&state)) }
+                    switch state.end {
+                    case .closed?: return .success(nil)
+                    case let .failed(error)?: return .failure(error)
+                    case nil:
+                        if Task.isCancelled { return .failure(CancellationError()) }
+                        state.readers.append((id, reader))
+                        return nil
+                    }
+                }
+                if let answer { reader.resume(with: answer) }
+            }
+        } onCancel: {
+            // A reader that stops waiting takes nothing: the socket stays open for the next one.
+            let reader = shared.withLock { state in
+                state.readers.firstIndex { $0.id == id }.map { state.readers.remove(at: $0).continuation }
+            }
+            reader?.resume(throwing: CancellationError())
+        }
+        // A message taken makes room: a reader that waited for it may let the engine read again.
+        if next != nil { wake() }
+        return next
+    }
+
+    private func take(_ state: inout Shared) -> WebSocketMessage {
+        let message = state.inbound[state.inboundHead]
+        state.inboundHead += 1
+        state.inboundBytes -= message.byteCount
+        if state.inboundHead == state.inbound.count {
+            state.inbound.removeAll(keepingCapacity: true)
+            state.inboundHead = 0
+        }
+        return message
+    }
+
+    func close(code: WebSocketCloseCode, reason: String) async {
+        await withCheckedContinuation { (ended: CheckedContinuation<Void, Never>) in
+            let done = shared.withLock { state -> Bool in
+                if state.end != nil { return true }
+                if state.closeRequest == nil { state.closeRequest = (code, reason) }
+                state.closeWaiters.append(ended)
+                return false
+            }
+            if done { ended.resume() } else { wake() }
+        }
+    }
+
+    /// Also called by ``WebSocket``'s deinit: a socket nobody holds closes with 1001 (going away).
+    func abandon() {
+        let ended = shared.withLock { state -> Bool in
+            if state.end == nil, state.closeRequest == nil { state.closeRequest = (.goingAway, "") }
+            return state.end != nil
+        }
+        if !ended { wake() }
+    }
+
+    private func wake() {
+        var byte: UInt8 = 1
+        _ = systemWrite(wakeWrite, &byte, 1)
+    }
+
+    // MARK: The thread
+
+    private var pendingWrite: [UInt8] = []
+    private var writeOffset = 0
+    private var pendingDone: CheckedContinuation<Void, any Error>?
+    private var control: [[UInt8]] = []
+    private var closeQueued = false
+    private var closeSent = false
+    private var closeReceived = false
+    private var readEnded = false
+    private var failure: WebSocketError?
+    private var closeDeadline: UInt64?
+    private var nextPing: UInt64?
+    private var pongDeadline: UInt64?
+
+    /// How much one read asks the connection for.
+    private static let readSize = 256 * 1024
+
+    private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+    private static func nanoseconds(_ interval: TimeInterval) -> UInt64 { UInt64(max(0, interval) * 1e9) }
+
+    private func run() {
+        var discarded = [UInt8](repeating: 0, count: 4096)
+        if let interval = options.pingInterval { nextPing = Self.now() + Self.nanoseconds(interval) }
+        while true {
+            let (room, closeRequest) = shared.withLock { state in
+                (state.inboundBytes < options.bufferedBytes, state.closeRequest)
+            }
+            if let closeRequest, !closeQueued, failure == nil {
+                queueClose(code: closeRequest.code, reason: closeRequest.reason)
+            }
+            // After our close frame the messages that still come are dropped, so the reader's room does not matter.
+            let reading = (room || closeSent || closeReceived) && !readEnded && failure == nil
+            if reading { readAvailable(discarding: &discarded) }
+            if failure == nil || closeSent == false { writeAvailable() }
+            if let ended = finished() {
+                finish(ended)
+                return
+            }
+            checkTimers()
+            if let ended = finished() {
+                finish(ended)
+                return
+            }
+            waitForEvents(reading: reading && !readEnded && failure == nil)
+        }
+    }
+
+    /// Reads what the connection has, frame by frame, until it has no more, the reader's room runs out, or the
+    /// peer breaks the protocol (then nothing more is read).
+    private func readAvailable(discarding discarded: inout [UInt8]) {
+        while true {
+            if !closeReceived {
+                do {
+                    try processFrames()
+                } catch let error as WebSocketError {
+                    fail(error, sendingClose: true)
+                    return
+                } catch {
+                    fail(.connectionLost("\(error)"), sendingClose: false)
+                    return
+                }
+            }
+            if failure != nil { return }
+            // After the peer's close frame only its end of the connection is awaited; what comes is dropped.
+            if !closeReceived, !closeSent, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
+            let count: Int?
+            do {
+                if closeReceived {
+                    count = try discarded.withUnsafeMutableBytes { try stream.read(into: $0) }
+                } else {
+                    // Straight into the decoder's buffer: a large message is copied once, into its `Data`.
+                    count = try decoder.read(upTo: Self.readSize) { try stream.read(into: $0) }
+                }
+            } catch {
+                readEnded = true
+                if !closeSent { fail(.connectionLost("\(error)"), sendingClose: false) }
+                return
+            }
+            guard let count else { return }
+            if count == 0 {
+                readEnded = true
+                // After our close frame the server may end the connection without answering: still a close.
+                if !closeReceived, !closeSent {
+                    fail(.connectionLost("the server ended the connection without a close frame"), sendingClose: false)
+                }
+                return
+            }
+        }
+    }
+
+    private func processFrames() throws {
+        while !closeReceived {
+            decoder.maximumPayloadSize = receiver.remainingRoom
+            guard let frame = try decoder.nextFrame() else { return }
+            guard let event = try receiver.receive(frame) else { continue }
+            switch event {
+            case let .message(message):
+                if closeSent { continue }
+                let reader = shared.withLock { state -> CheckedContinuation<WebSocketMessage?, any Error>? in
+                    guard state.readers.isEmpty else { return state.readers.removeFirst().continuation }
+                    state.inbound.append(message)
+                    state.inboundBytes += message.byteCount
+                    return nil
+                }
+                reader?.resume(returning: message)
+            case let .ping(payload):
+                // Only the latest ping needs its pong (RFC 6455, 5.5.3): a server that pings and never reads
+                // cannot grow the queue.
+                control.removeAll { $0.first == 0x8A }
+                if !closeSent { control.append(WebSocketFrame(opcode: .pong, payload: payload).encoded(maskingKey: WebSocketFrame.randomMaskingKey())) }
+            case .pong:
+                pongDeadline = nil
+            case let .close(code, reason):
+                closeReceived = true
+                shared.withLock { $0.closure = (code, reason) }
+                if !closeQueued { queueClose(code: code ?? .normalClosure, reason: "") }
+                closeDeadline = closeDeadline ?? Self.now() + Self.nanoseconds(options.closeTimeout)
+            }
+        }
+    }
+
+    private func queueClose(code: WebSocketCloseCode, reason: String) {
+        closeQueued = true
+        let payload: [UInt8] = code == .noStatusReceived ? [] : WebSocketReceiver.closePayload(code: code, reason: reason)
+        control.append(WebSocketFrame(opcode: .close, payload: payload).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
+        closeDeadline = closeDeadline ?? Self.now() + Self.nanoseconds(options.closeTimeout)
+    }
+
+    /// Ends the socket for `error`: a close frame with its code first when the peer broke the protocol.
+    private func fail(_ error: WebSocketError, sendingClose: Bool) {
+        guard failure == nil else { return }
+        failure = error
+        if sendingClose, !closeQueued, let code = error.closeCode {
+            closeQueued = true
+            control = [WebSocketFrame(opcode: .close, payload: WebSocketReceiver.closePayload(code: code, reason: ""))
+                .encoded(maskingKey: WebSocketFrame.randomMaskingKey())]
+            closeDeadline = Self.now() + Self.nanoseconds(min(options.closeTimeout, 1))
+        } else {
+            readEnded = true
+            control = []
+        }
+    }
+
+    private func writeAvailable() {
+        while true {
+            if writeOffset == pendingWrite.count {
+                pendingDone?.resume()
+                pendingDone = nil
+                if !control.isEmpty {
+                    pendingWrite = control.removeFirst()
+                    if pendingWrite.first == 0x88 { closeSent = true }
+                } else if failure == nil, !closeSent,
+                    let next = shared.withLock({ state -> Outgoing? in
+                        guard !state.outgoing.isEmpty else { return nil }
+                        let next = state.outgoing.removeFirst()
+                        state.outgoingBytes -= next.bytes.count
+                        return next
+                    })
+                {
+                    pendingWrite = next.bytes
+                    pendingDone = next.done
+                } else {
+                    pendingWrite = []
+                    writeOffset = 0
+                    return
+                }
+                writeOffset = 0
+            }
+            let written: Int
+            do {
+                written = try pendingWrite.withUnsafeBytes { bytes in
+                    try stream.write(UnsafeRawBufferPointer(rebasing: bytes[writeOffset...]))
+                }
+            } catch {
+                pendingDone?.resume(throwing: WebSocketError.connectionLost("\(error)"))
+                pendingDone = nil
+                pendingWrite = []
+                writeOffset = 0
+                if failure == nil, !closeSent { fail(.connectionLost("\(error)"), sendingClose: false) }
+                readEnded = readEnded || failure != nil
+                return
+            }
+            if written == 0 { return }
+            writeOffset += written
+        }
+    }
+
+    private var hasPendingWrites: Bool { writeOffset < pendingWrite.count || !control.isEmpty }
+
+    private func checkTimers() {
+        let now = Self.now()
+        if let closeDeadline, now >= closeDeadline {
+            // The server did not finish the close handshake in time: the connection goes anyway.
+            readEnded = true
+            self.closeDeadline = nil
+            forcedEnd = true
+            return
+        }
+        if let pongDeadline, now >= pongDeadline {
+            failure = .pingTimedOut
+            readEnded = true
+            forcedEnd = true
+            return
+        }
+        if let ping = nextPing, now >= ping, let interval = options.pingInterval, failure == nil, !closeSent {
+            control.append(WebSocketFrame(opcode: .ping).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
+            if pongDeadline == nil { pongDeadline = now + Self.nanoseconds(options.pingTimeout) }
+            nextPing = now + Self.nanoseconds(interval)
+            writeAvailable()
+        }
+    }
+
+    private var forcedEnd = false
+    private var lingerDeadline: UInt64?
+    /// How long a close frame sent for a failure is given to reach the server before the connection ends.
+    private static let linger: TimeInterval = 0.25
+
+    /// How the socket ended, once it has.
+    private func finished() -> End? {
+        if forcedEnd { return failure.map(End.failed) ?? .closed }
+        if let failure {
+            // A close frame for a protocol error goes out first, unless the connection cannot take it.
+            if hasPendingWrites && !readEnded { return nil }
+            guard closeSent, !readEnded else { return .failed(failure) }
+            // Then a moment for the server to read it: ending the connection with unread bytes on our side
+            // resets it, and a reset can drop the close frame before the server reads it. Nothing more of the
+            // server's is read meanwhile.
+            let now = Self.now()
+            guard let lingerDeadline else {
+                self.lingerDeadline = now + Self.nanoseconds(Self.linger)
+                return nil
+            }
+            return now >= lingerDeadline ? .failed(failure) : nil
+        }
+        if closeSent && readEnded { return .closed }
+        if closeReceived && closeSent && !hasPendingWrites { return readEnded ? .closed : nil }
+        return nil
+    }
+
+    private func waitForEvents(reading: Bool) {
+        var descriptors = [
+            pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
+            pollfd(
+                fd: stream.descriptor,
+                events: Int16((reading || (closeSent && !readEnded) ? POLLIN : 0) | (hasPendingWrites ? POLLOUT : 0)),
+                revents: 0),
+        ]
+        let now = Self.now()
+        let deadlines = [closeDeadline, pongDeadline, nextPing, lingerDeadline].compactMap { $0 }
+        let timeout = deadlines.min().map { Int32(clamping: ($0 > now ? $0 - now : 0) / 1_000_000 + 1) } ?? -1
+        _ = poll(&descriptors, 2, timeout)
+        if descriptors[0].revents != 0 {
+            var drain = [UInt8](repeating: 0, count: 64)
+            while systemRead(wakeRead, &drain, drain.count) > 0 {}
+        }
+    }
+
+    private func finish(_ end: End) {
+        stream.shutdown()
+        pendingDone?.resume(throwing: WebSocketError.closed)
+        pendingDone = nil
+        let (readers, senders, waiters) = shared.withLock { state in
+            state.end = end
+            let readers = state.readers.map(\.continuation)
+            state.readers = []
+            let senders = state.outgoing
+            state.outgoing = []
+            let waiters = state.closeWaiters
+            state.closeWaiters = []
+            return (readers, senders, waiters)
+        }
+        for sender in senders { sender.done?.resume(throwing: WebSocketError.closed) }
+        for reader in readers {
+            switch end {
+            case .closed: reader.resume(returning: nil)
+            case let .failed(error): reader.resume(throwing: error)
+            }
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

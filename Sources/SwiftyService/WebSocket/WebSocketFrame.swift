@@ -1,0 +1,217 @@
+import Foundation
+
+/// One RFC 6455 frame: what the codec reads and writes; messages are assembled from frames elsewhere.
+struct WebSocketFrame: Sendable, Equatable {
+    enum Opcode: UInt8, Sendable {
+        case continuation = 0x0
+        case text = 0x1
+        case binary = 0x2
+        case close = 0x8
+        case ping = 0x9
+        case pong = 0xA
+
+        var isControl: Bool { rawValue & 0x8 != 0 }
+    }
+
+    var isFinal: Bool
+    var opcode: Opcode
+    /// `Data`, so that a binary message is handed out with no copy past the one from the read buffer.
+    var payload: Data
+
+    init(isFinal: Bool = true, opcode: Opcode, payload: Data = Data()) {
+        self.isFinal = isFinal
+        self.opcode = opcode
+        self.payload = payload
+    }
+
+    init(isFinal: Bool = true, opcode: Opcode, payload: [UInt8]) {
+        self.init(isFinal: isFinal, opcode: opcode, payload: Data(payload))
+    }
+
+    /// The frame's bytes, masked with `maskingKey` when one is given (a client must mask every frame).
+    func encoded(maskingKey: [UInt8]?) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(payload.count + 14)
+        bytes.append((isFinal ? 0x80 : 0) | opcode.rawValue)
+        let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
+        switch payload.count {
+        case 0...125:
+            bytes.append(maskBit | UInt8(payload.count))
+        case 126...0xFFFF:
+            bytes.append(maskBit | 126)
+            bytes.append(UInt8(payload.count >> 8))
+            bytes.append(UInt8(truncatingIfNeeded: payload.count))
+        default:
+            bytes.append(maskBit | 127)
+            let length = UInt64(payload.count)
+            for shift in stride(from: 56, through: 0, by: -8) {
+                bytes.append(UInt8(truncatingIfNeeded: length >> UInt64(shift)))
+            }
+        }
+        guard let maskingKey else { return bytes + payload }
+        bytes.append(contentsOf: maskingKey)
+        let start = bytes.count
+        bytes.append(contentsOf: payload)
+        bytes.withUnsafeMutableBytes { buffer in
+            Self.mask(UnsafeMutableRawBufferPointer(rebasing: buffer[start...]), with: maskingKey)
+        }
+        return bytes
+    }
+
+    /// XORs `bytes` with the key repeated, four bytes at a time where it can (the same in both directions).
+    static func mask(_ bytes: UnsafeMutableRawBufferPointer, with key: [UInt8]) {
+        guard let base = bytes.baseAddress else { return }
+        let count = bytes.count
+        let word = UInt32(key[0]) | UInt32(key[1]) << 8 | UInt32(key[2]) << 16 | UInt32(key[3]) << 24
+        var index = 0
+        while index + 4 <= count {
+            base.storeBytes(
+                of: base.loadUnaligned(fromByteOffset: index, as: UInt32.self) ^ word, toByteOffset: index,
+                as: UInt32.self)
+            index += 4
+        }
+        while index < count {
+            base.storeBytes(of: base.load(fromByteOffset: index, as: UInt8.self) ^ key[index & 3], toByteOffset: index, as: UInt8.self)
+            index += 1
+        }
+    }
+
+    /// A fresh masking key from the system's CSPRNG: RFC 6455 wants it unpredictable to the application's
+    /// peer, so that a script cannot choose the bytes an intermediary sees.
+    static func randomMaskingKey() -> [UInt8] {
+        var generator = SystemRandomNumberGenerator()
+        let value = generator.next() as UInt32
+        return [UInt8(value >> 24), UInt8(truncatingIfNeeded: value >> 16), UInt8(truncatingIfNeeded: value >> 8),
+                UInt8(truncatingIfNeeded: value)]
+    }
+}
+
+/// Reads frames from bytes as they arrive, checking each header before its payload is read, so that a frame
+/// that breaks the protocol or the size limit is refused without reading any of it.
+struct WebSocketFrameDecoder {
+    /// The largest data frame payload accepted; a header announcing more fails at once. The connection lowers
+    /// it to the room left in a fragmented message.
+    var maximumPayloadSize: Int
+    /// Whether frames must be masked (a server's decoder) or must not be (a client's).
+    let expectsMaskedFrames: Bool
+    /// Received bytes from `readIndex` to `filled`; past `filled`, room that reads go straight into.
+    private var buffer: [UInt8] = []
+    private var readIndex = 0
+    private var filled = 0
+
+    init(maximumPayloadSize: Int, expectsMaskedFrames: Bool = false) {
+        self.maximumPayloadSize = maximumPayloadSize
+        self.expectsMaskedFrames = expectsMaskedFrames
+    }
+
+    /// The bytes received and not yet part of a returned frame.
+    var bufferedByteCount: Int { filled - readIndex }
+
+    mutating func append(_ bytes: some Collection<UInt8>) {
+        let array = Array(bytes)
+        _ = read(upTo: array.count) { room in
+            array.withUnsafeBytes { room.copyMemory(from: $0) }
+            return array.count
+        }
+    }
+
+    /// Reads up to `count` bytes with `read` straight into the buffer, which makes room first: `read` gets
+    /// the room and returns how many bytes it wrote (`nil` and 0 pass through, nothing added).
+    mutating func read(upTo count: Int, _ read: (UnsafeMutableRawBufferPointer) throws -> Int?) rethrows -> Int? {
+        guard count > 0 else { return 0 }
+        if readIndex > 0, readIndex == filled || buffer.count - filled < count {
+            buffer.withUnsafeMutableBytes { bytes in
+                let live = filled - readIndex
+                if live > 0 { bytes.baseAddress!.copyMemory(from: bytes.baseAddress! + readIndex, byteCount: live) }
+            }
+            filled -= readIndex
+            readIndex = 0
+        }
+        if buffer.count - filled < count {
+            // Grown with memcpy and memset: appending a repeated zero goes byte by byte in unoptimized builds,
+            // seconds for a few megabytes under ThreadSanitizer.
+            let old = buffer
+            let larger = old.count + max(count - (old.count - filled), old.count)
+            buffer = [UInt8](unsafeUninitializedCapacity: larger) { bytes, initialized in
+                let base = UnsafeMutableRawPointer(bytes.baseAddress!)
+                old.withUnsafeBytes { if let source = $0.baseAddress { base.copyMemory(from: source, byteCount: $0.count) } }
+                memset(base + old.count, 0, larger - old.count)
+                initialized = larger
+            }
+        }
+        let start = filled
+        let got = try buffer.withUnsafeMutableBytes { bytes in
+            try read(UnsafeMutableRawBufferPointer(rebasing: bytes[start..<start + count]))
+        }
+        if let got, got > 0 { filled += got }
+        return got
+    }
+
+    /// The next whole frame, or `nil` until more bytes arrive.
+    /// - Throws: ``WebSocketError`` when the frame breaks RFC 6455 or the size limit.
+    mutating func nextFrame() throws -> WebSocketFrame? {
+        guard case let .complete(frame, length)? = try header() else { return nil }
+        readIndex += length
+        return frame
+    }
+
+    private enum Parsed {
+        case needs(Int)
+        case complete(WebSocketFrame, length: Int)
+    }
+
+    private func header() throws -> Parsed? {
+        let available = filled - readIndex
+        guard available >= 2 else { return .needs(2 - available) }
+        let first = buffer[readIndex]
+        let second = buffer[readIndex + 1]
+        if first & 0x70 != 0 {
+            throw WebSocketError.protocolViolation(code: .protocolError, reason: "a reserved bit is set (no extension was negotiated)")
+        }
+        guard let opcode = WebSocketFrame.Opcode(rawValue: first & 0x0F) else {
+            throw WebSocketError.protocolViolation(code: .protocolError, reason: "unknown opcode \(first & 0x0F)")
+        }
+        let isFinal = first & 0x80 != 0
+        let isMasked = second & 0x80 != 0
+        if isMasked != expectsMaskedFrames {
+            throw WebSocketError.protocolViolation(
+                code: .protocolError, reason: isMasked ? "a server frame is masked" : "a client frame is not masked")
+        }
+        var headerLength = 2
+        var payloadLength = UInt64(second & 0x7F)
+        if opcode.isControl {
+            if !isFinal {
+                throw WebSocketError.protocolViolation(code: .protocolError, reason: "a control frame is fragmented")
+            }
+            if payloadLength > 125 {
+                throw WebSocketError.protocolViolation(code: .protocolError, reason: "a control frame is longer than 125 bytes")
+            }
+        }
+        if payloadLength == 126 {
+            headerLength = 4
+            guard available >= headerLength else { return .needs(headerLength - available) }
+            payloadLength = UInt64(buffer[readIndex + 2]) << 8 | UInt64(buffer[readIndex + 3])
+        } else if payloadLength == 127 {
+            headerLength = 10
+            guard available >= headerLength else { return .needs(headerLength - available) }
+            payloadLength = (2..<10).reduce(0) { $0 << 8 | UInt64(buffer[readIndex + $1]) }
+            if payloadLength >> 63 != 0 {
+                throw WebSocketError.protocolViolation(code: .protocolError, reason: "a frame length has its top bit set")
+            }
+        }
+        if !opcode.isControl, payloadLength > UInt64(maximumPayloadSize) { throw WebSocketError.messageTooBig(limit: maximumPayloadSize) }
+        let maskingKeyStart = readIndex + headerLength
+        if isMasked { headerLength += 4 }
+        let total = headerLength + Int(payloadLength)
+        guard available >= total else { return .needs(total - available) }
+        let payloadStart = readIndex + headerLength
+        var payload = buffer.withUnsafeBytes { bytes in
+            Data(bytes: bytes.baseAddress! + payloadStart, count: Int(payloadLength))
+        }
+        if isMasked {
+            let key = Array(buffer[maskingKeyStart..<maskingKeyStart + 4])
+            payload.withUnsafeMutableBytes { WebSocketFrame.mask($0, with: key) }
+        }
+        return .complete(WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload), length: total)
+    }
+}
