@@ -47,13 +47,6 @@ extension SwiftyServiceProtocol {
     }
 }
 
-/// Backends that open WebSockets themselves from a handshake request (``BackendRequest/webSocketUpgrade``).
-protocol WebSocketBackend: NetworkBackend {}
-
-extension CurlBackend: WebSocketBackend {}
-
-extension StubBackend: WebSocketBackend {}
-
 extension PreparedRequest {
     /// The call of this request as a WebSocket handshake, through the same pipeline; the socket its `101`
     /// opened.

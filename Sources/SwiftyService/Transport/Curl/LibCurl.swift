@@ -70,6 +70,10 @@ struct LibCurl: @unchecked Sendable {
             return address
         }
         func symbol<T>(_ name: String, as type: T.Type) -> T? { raw(name).map { unsafeBitCast($0, to: type) } }
+        // A function libcurl may lack (older versions): `nil`, and it is not missing.
+        func optional<T>(_ name: String) -> T? {
+            dlsym(library, name).map { unsafeBitCast($0, to: T.self) }
+        }
         let globalInit = symbol("curl_global_init", as: (@convention(c) (Int) -> Int32).self)
         var curl = LibCurl(
             easyInit: symbol("curl_easy_init", as: (@convention(c) () -> Handle?).self) ?? { nil },
@@ -81,12 +85,11 @@ struct LibCurl: @unchecked Sendable {
             slistAppend: symbol(
                 "curl_slist_append", as: (@convention(c) (Handle?, UnsafePointer<CChar>) -> Handle?).self)
                 ?? { _, _ in nil },
-            slistFreeAll: symbol("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self) ?? { _ in
-            },
+            slistFreeAll: symbol("curl_slist_free_all", as: (@convention(c) (Handle?) -> Void).self)
+                ?? { _ in },
             multiInit: symbol("curl_multi_init", as: (@convention(c) () -> Handle?).self) ?? { nil },
-            multiCleanup: symbol("curl_multi_cleanup", as: (@convention(c) (Handle) -> Int32).self) ?? { _ in
-                0
-            },
+            multiCleanup: symbol("curl_multi_cleanup", as: (@convention(c) (Handle) -> Int32).self)
+                ?? { _ in 0 },
             multiAddHandle: symbol(
                 "curl_multi_add_handle", as: (@convention(c) (Handle, Handle) -> Int32).self)
                 ?? { _, _ in -1 },
@@ -103,36 +106,22 @@ struct LibCurl: @unchecked Sendable {
                     Handle, UnsafeMutableRawPointer?, UInt32, Int32, UnsafeMutablePointer<Int32>?
                 )
                     -> Int32).self) ?? { _, _, _, _, _ in -1 },
-            multiWakeup: symbol("curl_multi_wakeup", as: (@convention(c) (Handle) -> Int32).self) ?? { _ in -1
-            },
+            multiWakeup: symbol("curl_multi_wakeup", as: (@convention(c) (Handle) -> Int32).self)
+                ?? { _ in -1 },
             multiInfoRead: symbol(
                 "curl_multi_info_read",
                 as: (@convention(c) (Handle, UnsafeMutablePointer<Int32>) -> UnsafeMutablePointer<
                     ccurl_message
                 >?)
                 .self) ?? { _, _ in nil },
-            versionInfo: dlsym(library, "curl_version_info").map {
-                unsafeBitCast($0, to: (@convention(c) (Int32) -> UnsafePointer<ccurl_version_info>?).self)
-            },
+            versionInfo: optional("curl_version_info"),
             easySetopt: raw("curl_easy_setopt") ?? UnsafeMutableRawPointer(bitPattern: 1)!,
             easyGetinfo: raw("curl_easy_getinfo") ?? UnsafeMutableRawPointer(bitPattern: 1)!,
             multiSetopt: raw("curl_multi_setopt") ?? UnsafeMutableRawPointer(bitPattern: 1)!,
-            easyPause: dlsym(library, "curl_easy_pause").map {
-                unsafeBitCast($0, to: (@convention(c) (Handle, Int32) -> Int32).self)
-            },
-            easyPerform: dlsym(library, "curl_easy_perform").map {
-                unsafeBitCast($0, to: (@convention(c) (Handle) -> Int32).self)
-            },
-            easySend: dlsym(library, "curl_easy_send").map {
-                unsafeBitCast(
-                    $0, to: (@convention(c) (Handle, UnsafeRawPointer?, Int, UnsafeMutablePointer<Int>) -> Int32).self)
-            },
-            easyRecv: dlsym(library, "curl_easy_recv").map {
-                unsafeBitCast(
-                    $0,
-                    to: (@convention(c) (Handle, UnsafeMutableRawPointer?, Int, UnsafeMutablePointer<Int>) -> Int32)
-                        .self)
-            })
+            easyPause: optional("curl_easy_pause"),
+            easyPerform: optional("curl_easy_perform"),
+            easySend: optional("curl_easy_send"),
+            easyRecv: optional("curl_easy_recv"))
         guard missing.isEmpty, let globalInit else {
             return .failure(
                 CurlUnavailable(
