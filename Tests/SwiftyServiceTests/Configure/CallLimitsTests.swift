@@ -101,10 +101,11 @@ import FoundationNetworking
         }
         let cancelled = Deadline(after: 0.3, swept: true) { fired.withLock { $0["cancelled"] = 0 } }
         cancelled.cancel()
-        let firedAt = try await poll(for: 5) { fired.withLock { $0["kept"] } }
+        let firedAt = try await poll(for: 10) { fired.withLock { $0["kept"] } }
         let seconds = try #require(firedAt)
         #expect(seconds >= 0.3)
-        #expect(seconds < 0.3 + 1, "at most a sweep late, give or take a busy machine")
+        // A sweep late at most, but a CI run on 2 loaded cores saw the timer itself 1.2 s late.
+        #expect(seconds < 0.3 + Deadline.sweepInterval + 4, "fired after \(seconds) s")
         try await Task.sleep(for: .milliseconds(300))
         #expect(fired.withLock { $0["cancelled"] } == nil)
         withExtendedLifetime(kept) {}

@@ -333,7 +333,7 @@ struct EndpointRealServerTests {
             #expect(error.kind == .timedOut)
             // Before the server's answer at 60 s, with room for a loaded machine (a CI run under
             // ThreadSanitizer took 5 s to hear the timeout; a stalled process can take 10 to 30 s more).
-            #expect(elapsed < 20)
+            #expect(elapsed < 45)
             #expect(elapsed > 0.8)
             #expect(error.request?.timeoutInterval == 1)
         }
@@ -351,10 +351,10 @@ struct EndpointRealServerTests {
 
             let start = ContinuousClock.now
             handle.cancel()
-            let result = try await recorder.first(within: 20)
+            let result = try await recorder.first(within: 45)
 
             // Far sooner than the server's answer at 60 s; the bound allows for a loaded machine.
-            #expect(seconds(since: start) < 20)
+            #expect(seconds(since: start) < 45)
             #expect(result.serviceError?.kind == .cancelled)
             #expect(result.serviceError?.request?.url?.path == "/slow/60")
             #expect(handle.isCancelled)
@@ -375,7 +375,7 @@ struct EndpointRealServerTests {
             let result = await task.result
 
             // Far sooner than the server's answer at 60 s; the bound allows for a loaded machine.
-            #expect(seconds(since: start) < 20)
+            #expect(seconds(since: start) < 45)
             #expect(result.serviceError?.kind == .cancelled)
         }
     }

@@ -58,36 +58,36 @@ struct DefaultLimitsTests {
 
     @Test(arguments: ConformingBackend.allCases)
     func aTricklingServerIsStoppedByTheDefaultDeadline(_ kind: ConformingBackend) async throws {
-        // A byte every 0.25 s for 100 s: the 2 s silence timeout never fires (URLSession on Linux, on a loaded
-        // machine, let 1 s pass between two bytes); 5 of it, the default deadline, does.
-        let realm = try realm(kind).setTimeout(2)
+        // A byte every 0.25 s for 100 s: the 4 s silence timeout never fires (URLSession on Linux, on a loaded
+        // machine, let 1 s pass between two bytes, and a CI run more than 2 s); 5 of it, the default deadline, does.
+        let realm = try realm(kind).setTimeout(4)
         let start = Date()
         let error = await #expect(throws: ServiceError.self) {
             try await TestEndpoint(realm, "trickle", parameters: ["interval": 0.25, "count": 400]).request()
         }
         let elapsed = Date().timeIntervalSince(start)
         #expect(error?.kind == .timedOut, "\(kind): \(String(describing: error))")
-        #expect(elapsed >= 9.5, "\(kind): ended after \(elapsed) s, before the deadline")
-        #expect(elapsed < 25, "\(kind): ended after \(elapsed) s")
+        #expect(elapsed >= 19.5, "\(kind): ended after \(elapsed) s, before the deadline")
+        #expect(elapsed < 60, "\(kind): ended after \(elapsed) s")
         let description = error?.description ?? ""
-        #expect(description.contains("timed out after 10 s"), "the error names the limit: \(description)")
+        #expect(description.contains("timed out after 20 s"), "the error names the limit: \(description)")
         #expect(description.contains("setResourceTimeout"), "and the setting: \(description)")
-        print("\(kind): the default deadline (5 × 2 s) ended the trickle after \(elapsed) s")
+        print("\(kind): the default deadline (5 × 4 s) ended the trickle after \(elapsed) s")
     }
 
     @Test(arguments: ConformingBackend.allCases)
     func anExplicitUnlimitedDeadlineLetsTheTrickleFinish(_ kind: ConformingBackend) async throws {
-        // 48 bytes, one every 0.25 s: 12 s, past the 10 s default.
+        // 96 bytes, one every 0.25 s: 24 s, past the 20 s default (5 × the 4 s silence timeout).
         let response = try await TestEndpoint(
-            try realm(kind).setTimeout(2).setResourceTimeout(.unlimited), "trickle",
-            parameters: ["interval": 0.25, "count": 48]
+            try realm(kind).setTimeout(4).setResourceTimeout(.unlimited), "trickle",
+            parameters: ["interval": 0.25, "count": 96]
         ).request()
-        #expect(response.data.count == 48)
+        #expect(response.data.count == 96)
     }
 
     @Test(arguments: ConformingBackend.allCases)
     func downloadsToAFileHaveNeitherDefault(_ kind: ConformingBackend) async throws {
-        let realm = try realm(kind).setTimeout(2)
+        let realm = try realm(kind).setTimeout(4)
         let directory = temporaryDirectory("limits")
         defer { try? FileManager.default.removeItem(at: directory) }
         // Past the cap…
@@ -98,17 +98,17 @@ struct DefaultLimitsTests {
         #expect(saved.fileURL == big)
         let size = try FileManager.default.attributesOfItem(atPath: big.path)[.size] as? Int
         #expect(size == 80 << 20, "\(kind)")
-        // …and past the default deadline (10 s).
+        // …and past the default deadline (20 s).
         let slow = directory.appendingPathComponent("slow.bin")
         _ = try await DownloadEndpoint(
-            realm: realm, path: "trickle", destination: .file(slow), query: ["interval": 0.25, "count": 48]
+            realm: realm, path: "trickle", destination: .file(slow), query: ["interval": 0.25, "count": 96]
         ).request()
-        #expect(try Data(contentsOf: slow).count == 48, "\(kind)")
+        #expect(try Data(contentsOf: slow).count == 96, "\(kind)")
     }
 
     @Test func streamsHaveNeitherDefault() async throws {
         // CurlBackend streams what it reads (URLSession on Linux cannot hold a reader's pace: see Streaming).
-        let realm = try realm(.curl).setTimeout(2)
+        let realm = try realm(.curl).setTimeout(4)
         var bytes = 0
         for try await chunk in try await TestEndpoint(realm, "zeros", parameters: ["mb": 80]).stream() {
             bytes += chunk.count
@@ -117,12 +117,12 @@ struct DefaultLimitsTests {
         var trickled = 0
         let start = Date()
         for try await chunk in try await TestEndpoint(
-            realm, "trickle", parameters: ["interval": 0.25, "count": 48]
+            realm, "trickle", parameters: ["interval": 0.25, "count": 96]
         ).stream() {
             trickled += chunk.count
         }
-        #expect(trickled == 48)
-        #expect(Date().timeIntervalSince(start) > 10, "past the default deadline of a buffered request")
+        #expect(trickled == 96)
+        #expect(Date().timeIntervalSince(start) > 20, "past the default deadline of a buffered request")
     }
 }
 

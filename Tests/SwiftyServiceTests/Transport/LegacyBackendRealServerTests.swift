@@ -169,10 +169,10 @@ struct LegacyBackendRealServerTests {
 
             let start = ContinuousClock.now
             handle.cancel()
-            let result = try await recorder.first(within: 20)
+            let result = try await recorder.first(within: 45)
 
             // Far sooner than the server's answer at 60 s; the bound allows for a loaded machine.
-            #expect(seconds(since: start) < 20)
+            #expect(seconds(since: start) < 45)
             #expect(result.serviceError?.kind == .cancelled)
             #expect(try await recorder.count(after: 0.5) == 1)
         }
@@ -190,12 +190,12 @@ struct LegacyBackendRealServerTests {
 
             let start = ContinuousClock.now
             handle.cancel()
-            guard case let .failure(_, _, description) = try await recorder.first(within: 20) else {
+            guard case let .failure(_, _, description) = try await recorder.first(within: 45) else {
                 Issue.record("the success block was called: \(recorder.calls)")
                 return
             }
             // Far sooner than the server's answer at 60 s; the bound allows for a loaded machine.
-            #expect(seconds(since: start) < 20)
+            #expect(seconds(since: start) < 45)
             #expect(description.contains("cancelled"))
             #expect(description.contains(try httpbinURL("slow/60")))
             #expect(try await recorder.count(after: 0.5) == 1)
@@ -242,7 +242,7 @@ struct LegacyBackendRealServerTests {
             let result = await task.result
 
             // Far sooner than the server's answer at 60 s; the bound allows for a loaded machine.
-            #expect(seconds(since: start) < 20)
+            #expect(seconds(since: start) < 45)
             #expect(result.serviceError?.kind == .cancelled)
         }
     }
@@ -277,7 +277,7 @@ struct BackendCancellationRealServerTests {
             try await Task.sleep(for: .milliseconds(100))
             handle.cancel()
 
-            #expect(try await recorder.first(within: 20).serviceError?.kind == .cancelled)
+            #expect(try await recorder.first(within: 45).serviceError?.kind == .cancelled)
             let answer = try await spy.answer(within: 20)
             let error = answer.failure.map { $0 as NSError }
             let cancelled = error?.domain == NSURLErrorDomain && error?.code == NSURLErrorCancelled

@@ -91,7 +91,8 @@ struct MisbehavingServerTests {
         #expect(result.serviceError?.kind == .timedOut, "\(kind): \(result)")
         // Well before the trickle's 60 s; the margin is for a machine kept busy by the other tests (the
         // legacy client starts its task on the caller's thread, which a loaded URLSession can hold up).
-        #expect(Date().timeIntervalSince(start) < 20)
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(elapsed < 40, "\(kind): ended after \(elapsed) s")
     }
 
     @Test(arguments: ConformingBackend.allCases)
