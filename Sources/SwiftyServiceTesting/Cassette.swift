@@ -26,13 +26,18 @@ public struct Cassette: Codable, Sendable, Equatable {
         public var response: RecordedResponse?
         /// The failure, if it did not.
         public var error: RecordedError?
+        /// What a WebSocket handshake's socket did after its `101`, if the request was one.
+        public var webSocket: RecordedWebSocket?
 
         /// An exchange: a request and its response, or its failure.
-        public init(request: RecordedRequest, response: RecordedResponse? = nil, error: RecordedError? = nil)
-        {
+        public init(
+            request: RecordedRequest, response: RecordedResponse? = nil, error: RecordedError? = nil,
+            webSocket: RecordedWebSocket? = nil
+        ) {
             self.request = request
             self.response = response
             self.error = error
+            self.webSocket = webSocket
         }
     }
 
@@ -279,7 +284,7 @@ public struct ReplayedFailure: Error, CustomStringConvertible {
 }
 
 /// Replaces every occurrence of the secret values sent with a request by the redaction placeholder.
-private struct Scrubber {
+struct Scrubber {
     let secrets: [Data]
     private let placeholder = Data(Redaction.headerPlaceholder.utf8)
 

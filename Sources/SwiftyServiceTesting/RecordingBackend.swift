@@ -13,7 +13,8 @@ import FoundationNetworking
 /// ```
 /// The file is rewritten atomically after each exchange, so it is always a whole cassette. Secret
 /// headers and query values (``/SwiftyService/Redaction/default``, the realm's declared secrets and `redaction`) are
-/// stored redacted. Cancelled requests are not recorded.
+/// stored redacted. Cancelled requests are not recorded. A WebSocket is recorded once it ends, with every
+/// message it received and sent (the request's secret values scrubbed from them too), and its close.
 public final class RecordingBackend: NetworkBackend, @unchecked Sendable {
     /// The cassette file.
     public let file: URL
@@ -54,7 +55,8 @@ public final class RecordingBackend: NetworkBackend, @unchecked Sendable {
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        backend.send(request) { [self] result in
+        if request.isWebSocketHandshake { return sendHandshake(request, completion: completion) }
+        return backend.send(request) { [self] result in
             if !Self.isCancellation(result) {
                 record(Cassette.Interaction(request, result, redaction: redaction.union(request.redaction)))
             }

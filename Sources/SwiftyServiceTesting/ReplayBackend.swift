@@ -15,6 +15,9 @@ import FoundationNetworking
 /// Identical requests get the recorded answers in the order they were recorded, then the last again.
 /// An unmatched request fails with ``UnmatchedInteraction``, naming it and the closest recorded request —
 /// unless the mode is ``Mode/recordWhenMissing(_:)``, which sends it and adds it to the cassette.
+/// A recorded WebSocket handshake opens a socket that plays the recorded conversation back: the app receives
+/// the messages the server sent, in order, each once the messages the app sent before it were sent again;
+/// a message the app sends that differs from the recorded one fails with ``WebSocketScript/Mismatch``.
 public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
     /// What to do with a request the cassette does not hold.
     public enum Mode: Sendable {
@@ -70,10 +73,27 @@ public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
         if let found = lookUp(request) {
-            completion(found.replay(for: request.urlRequest))
+            completion(replay(found, for: request))
             return .uncancellable
         }
         return sendMissing(request, completion: completion)
+    }
+
+    /// Replays WebSockets recorded with their messages, and records missing ones when the mode sends.
+    public var opensWebSockets: Bool { true }
+
+    /// The recorded answer; a handshake answered `101` also gets a socket that plays its recorded conversation.
+    private func replay(_ interaction: Cassette.Interaction, for request: BackendRequest) -> Result<Response, any Error> {
+        if request.isWebSocketHandshake, interaction.response?.status == 101 {
+            guard let socket = interaction.webSocket else {
+                return .failure(
+                    ReplayedFailure(
+                        description: "the cassette \(file.lastPathComponent) holds the WebSocket handshake "
+                            + "\(interaction.request.method) \(interaction.request.url) without its messages"))
+            }
+            request.answerWebSocket(with: socket.script)
+        }
+        return interaction.replay(for: request.urlRequest)
     }
 
     /// The recorded interaction that answers `request` (the first not replayed yet, else the last), marked
@@ -104,8 +124,17 @@ public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
             completion(.failure(unmatched(request.urlRequest, key: key)))
             return .uncancellable
         }
+        if request.isWebSocketHandshake && !recorder.opensWebSockets {
+            completion(
+                .failure(
+                    WebSocketError.unsupportedBackend(
+                        "\(type(of: recorder.backend)) cannot open WebSockets here, so \(file.lastPathComponent) "
+                            + "cannot record one")))
+            return .uncancellable
+        }
         return recorder.send(request) { [self] result in
-            if !RecordingBackend.isCancellation(result) {
+            // A socket is replayed from the file once it has ended and been written there, not from here.
+            if !RecordingBackend.isCancellation(result) && !request.isWebSocketHandshake {
                 lock.withLock {
                     interactions.append(Cassette.Interaction(request, result, redaction: redaction))
                     replayed.append(1)

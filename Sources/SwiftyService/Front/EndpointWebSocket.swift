@@ -51,7 +51,7 @@ extension PreparedRequest {
     /// The call of this request as a WebSocket handshake, through the same pipeline; the socket its `101`
     /// opened.
     func openWebSocket(subprotocols: [String], options: WebSocketOptions) async throws -> WebSocket {
-        guard backend is any WebSocketBackend else {
+        guard backend.opensWebSockets else {
             throw ServiceError.transport(
                 urlRequest,
                 underlying: WebSocketError.unsupportedBackend(

@@ -37,6 +37,10 @@ public protocol NetworkBackend: Sendable {
     /// None by default, so a backend that does not say fails closed. Declare a feature only if the backend
     /// also never reuses a connection made under another policy for the request.
     var supportedTLSFeatures: TLSFeatures { get }
+
+    /// Whether a realm may open WebSockets through this backend; a handshake through one that cannot fails
+    /// with ``WebSocketError/unsupportedBackend(_:)`` before anything is sent.
+    var opensWebSockets: Bool { get }
 }
 
 extension NetworkBackend {

@@ -155,10 +155,11 @@ public final class StreamSink: ArrivingBody {
         for tap in ended.taps { tap(.end(error)) }
         ended.listener?(.failure(cause ?? error ?? StreamEndedBeforeItsHead()))
         for handler in ended.handlers { handler(ended.bytes, error) }
-        // A waiting consumer has read everything there was; it hears of the end after everyone else, under the
-        // lock, which `next()` takes again once it is back: see there.
-        if let reader = ended.reader {
-            state.withLock { _ in
+        // A waiting consumer has read everything there was; it hears of the end after everyone else (one that
+        // came meanwhile was made to wait), under the lock, which `next()` takes again once it is back: see there.
+        state.withLock { state in
+            for reader in [ended.reader, state.endAnnounced()] {
+                guard let reader else { continue }
                 if let error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
             }
         }

@@ -35,6 +35,9 @@ struct StreamSinkState<Reader> {
     /// The bytes of body taken from the producer so far.
     private(set) var byteCount: Int64 = 0
     private var reader: Reader?
+    /// Set while the end is being told to the taps, the listener and the end handlers: a reader that asks
+    /// meanwhile waits, so that what they keep is there once its loop is over.
+    private var announcingEnd = false
     /// The producer was refused a chunk and waits for the drained handler.
     private var refused = false
     private var drained: (@Sendable () -> Void)?
@@ -141,7 +144,15 @@ struct StreamSinkState<Reader> {
         drained = nil
         endHandlers = []
         taps = []
+        announcingEnd = true
         return ended
+    }
+
+    /// The end has been told to everyone but the reader: the reader that came to wait meanwhile, if any.
+    mutating func endAnnounced() -> Reader? {
+        announcingEnd = false
+        defer { reader = nil }
+        return reader
     }
 
     // MARK: The reader's events
@@ -160,7 +171,7 @@ struct StreamSinkState<Reader> {
     /// The next chunk, the end, or a wait for `reader` (none given: only look).
     mutating func next(reader waiting: Reader?) -> Next {
         if first < chunks.count { return .chunk(pop(), drained: drainedHandler()) }
-        if case let .ended(outcome) = phase { return .end(outcome) }
+        if case let .ended(outcome) = phase, !announcingEnd { return .end(outcome) }
         guard let waiting else { return .wait }
         guard reader == nil else { return .busy }
         reader = waiting

@@ -243,6 +243,10 @@ import FoundationNetworking
         #expect(first == chunk("ab") && second == chunk("cd"))
         let ended = state.end(nil, stopping: false)
         #expect(ended?.failure == nil && ended?.bytes == 4)
+        guard case .wait = state.next(reader: "reader") else {
+            Issue.record("while the taps hear of the end, a reader waits"); return
+        }
+        #expect(state.endAnnounced() == "reader", "and is handed back once they have")
         guard case .end(.success) = state.next(reader: nil) else { Issue.record("then the end"); return }
         #expect(heard.all == ["head 200"])
     }
@@ -276,6 +280,7 @@ import FoundationNetworking
         _ = state.offer(chunk("held"), force: false)
         let ended = state.end(.cancelled(URLRequest(url: URL(string: "http://h/")!)), stopping: true)
         #expect(ended?.task != nil, "the transfer is stopped")
+        #expect(state.endAnnounced() == nil)
         guard case .swallowed = state.offer(chunk("late"), force: false) else {
             Issue.record("what the producer still sends goes nowhere"); return
         }
@@ -292,6 +297,7 @@ import FoundationNetworking
         _ = state.offer(chunk("part"), force: false)
         let ended = state.end(.timedOut(URLRequest(url: URL(string: "http://h/")!)), stopping: false)
         #expect(ended?.task == nil, "the producer failed: it has nothing left to stop")
+        _ = state.endAnnounced()
         guard case .chunk = state.next(reader: nil), case .end(.failure(.timedOut)) = state.next(reader: nil) else {
             Issue.record("the part, then the failure"); return
         }

@@ -234,6 +234,29 @@ struct StubStreamingTests: StubStreamSuite {
         #expect(try await reader.value == body)
     }
 
+    @Test func aReaderHearsOfTheEndOnlyOnceATapHasTakenIt() async throws {
+        // A recorder's tap writes its cassette when it hears of the end: a loop that asks for the next chunk
+        // meanwhile must not be over before the file is there (a recorded stream's test once read no file).
+        let request = URLRequest(url: URL(string: "https://stream.test/tapped")!)
+        // The head is kept, as the pipeline keeps it: a head let go of stops its body.
+        let heads = CallbackRecorder<Response>()
+        let sink = StreamSink(request: request) { if case let .success(head) = $0 { heads.record(head) } }
+        let kept = Locked.make(false)
+        sink.tap { event in
+            guard case .end = event else { return }
+            Thread.sleep(forTimeInterval: 0.3)
+            kept.withLock { $0 = true }
+        }
+        sink.head(Response(request: request, statusCode: 200))
+        _ = sink.offer(Data("body".utf8))
+        #expect(try await sink.next() == Data("body".utf8))
+        let ending = Thread { sink.finish() }
+        ending.start()
+        try await Task.sleep(for: .milliseconds(100))  // the tap is taking the end now
+        #expect(try await sink.next() == nil)
+        #expect(kept.withLock { $0 }, "the loop ended after the tap had kept what it kept")
+    }
+
     @Test func aSecondLoopAtOnceIsToldAndTheFirstGoesOn() async throws {
         // "b" comes 30 s after "a": the first loop waits for it while the second one tries.
         let pieces = [StubBackend.Piece(Data("a".utf8)), StubBackend.Piece(Data("b".utf8), after: 30)]
