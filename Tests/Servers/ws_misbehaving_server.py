@@ -106,6 +106,12 @@ async def handle(reader, writer):
         accept = base64.b64encode(hashlib.sha1(b"not the key").digest()).decode()
     writer.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                   f"Sec-WebSocket-Accept: {accept}\r\n\r\n").encode())
+    if path == "/never-reads":
+        # Reads nothing after the handshake: the client's messages fill the connection, then its send buffer.
+        await writer.drain()
+        await asyncio.sleep(30)
+        writer.close()
+        return
     reading = asyncio.ensure_future(read_client(reader, record))
     try:
         if path == "/masked":
