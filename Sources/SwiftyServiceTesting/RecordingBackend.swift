@@ -51,6 +51,9 @@ public final class RecordingBackend: NetworkBackend, @unchecked Sendable {
     /// The wrapped backend's: it is the one that connects. A TLS policy itself is never recorded.
     public var supportedTLSFeatures: TLSFeatures { backend.supportedTLSFeatures }
 
+    /// The wrapped backend's: it is the one that speaks HTTP.
+    public var supportedHTTPVersions: Set<HTTPVersionPreference> { backend.supportedHTTPVersions }
+
     /// Sends through the wrapped backend and records the exchange before answering.
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void

@@ -68,6 +68,11 @@ public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
     /// nothing to refuse); when recording what is missing, the recording backend's.
     public var supportedTLSFeatures: TLSFeatures { recorder?.supportedTLSFeatures ?? .all }
 
+    /// Every one when only replaying; when recording what is missing, the recording backend's.
+    public var supportedHTTPVersions: Set<HTTPVersionPreference> {
+        recorder?.supportedHTTPVersions ?? Set(HTTPVersionPreference.allCases)
+    }
+
     /// Answers from the cassette, or per the mode when it holds no match.
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void

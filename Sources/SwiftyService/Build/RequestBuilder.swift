@@ -112,6 +112,7 @@ enum RequestBuilder {
             collectsMetrics: collectsMetrics,
             reports: events)
         backendRequest.maxConnectionsPerHost = settings.top { $0.maxConnectionsPerHost }
+        backendRequest.httpVersion = settings.top { $0.httpVersion } ?? .automatic
         return PreparedRequest(
             backendRequest: backendRequest,
             backend: settings.top { $0.backend } ?? DefaultBackend.shared,

@@ -49,6 +49,9 @@ public struct RealmConfiguration: Sendable {
     /// The most connections the realm's requests hold to one host at once; `nil` (the default) leaves it
     /// to the backend (``CurlBackend``: 8; ``URLSessionBackend``: 4). See ``setMaxConnectionsPerHost(_:)``.
     public var maxConnectionsPerHost: Int? { settings.maxConnectionsPerHost }
+    /// The version of HTTP the realm's requests speak; ``HTTPVersionPreference/automatic`` by default. See
+    /// ``setHTTPVersion(_:)``.
+    public var httpVersion: HTTPVersionPreference { settings.httpVersion ?? .automatic }
     /// The backend that sends requests.
     public var backend: any NetworkBackend { settings.backend ?? DefaultBackend.shared }
     /// The queue completion closures run on; `nil` runs them wherever the backend answers.
@@ -123,6 +126,13 @@ public struct RealmConfiguration: Sendable {
     /// A backend made with a session of your own (``URLSessionBackend/init(session:)``) allows at most
     /// what its configuration does.
     public mutating func setMaxConnectionsPerHost(_ limit: Int?) { settings.maxConnectionsPerHost = limit }
+
+    /// Sets the version of HTTP the realm's requests speak (`nil`: the default, ``HTTPVersionPreference/automatic``).
+    /// ``HTTPVersionPreference/http2PriorKnowledge`` speaks cleartext HTTP/2 (`h2c`) to internal services
+    /// that do. A backend that cannot (``NetworkBackend/supportedHTTPVersions``; ``URLSessionBackend``
+    /// only negotiates) refuses the request with
+    /// ``ServiceError/InvalidRequestReason/unsupportedHTTPVersion(backend:version:)`` before sending it.
+    public mutating func setHTTPVersion(_ version: HTTPVersionPreference?) { settings.httpVersion = version }
 
     /// Sends requests through `backend`.
     public mutating func use(_ backend: some NetworkBackend) { settings.backend = backend }

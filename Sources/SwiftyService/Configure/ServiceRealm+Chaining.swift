@@ -64,6 +64,12 @@ extension ServiceRealm {
         configure { $0.setMaxConnectionsPerHost(limit) }
     }
 
+    /// Sets the version of HTTP the realm's requests speak. See ``RealmConfiguration/setHTTPVersion(_:)``.
+    @discardableResult
+    public func setHTTPVersion(_ version: HTTPVersionPreference?) -> ServiceRealm {
+        configure { $0.setHTTPVersion(version) }
+    }
+
     /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
     @discardableResult
     public func setCallbackQueue(_ queue: DispatchQueue?) -> ServiceRealm {

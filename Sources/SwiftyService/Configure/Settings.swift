@@ -27,6 +27,7 @@ struct Settings: Sendable {
         var resourceTimeout: LimitSetting<TimeInterval>?
         var maxResponseSize: LimitSetting<Int>?
         var maxConnectionsPerHost: Int?
+        var httpVersion: HTTPVersionPreference?
         var backend: (any NetworkBackend)?
         var callbackQueue: DispatchQueue?
         /// Secrets add up across layers.

@@ -148,7 +148,7 @@ extension PreparedRequest {
     ) -> BackendTask {
         // Most requests go as built: no copy to change, no policy to check.
         if mode == .buffered, request.cookieJar == nil, request.tlsPolicy == nil,
-            !request.needsAdapting(for: backend)
+            request.httpVersion == .automatic, !request.needsAdapting(for: backend)
         {
             events?.emit(.attemptStarted(attempt: attempt, request.urlRequest))
             return send(request, awaited: awaited, completion: answering(exchange, attempt: attempt, keeping: nil))
@@ -162,7 +162,9 @@ extension PreparedRequest {
             sent.downloadFile = nil
             sent.maxResponseSize = streaming != nil ? nil : limits.maxResponseSize(for: .stream)
         }
-        if sent.cookieJar != nil || sent.tlsPolicy != nil || sent.needsAdapting(for: backend) {
+        if sent.cookieJar != nil || sent.tlsPolicy != nil || sent.httpVersion != .automatic
+            || sent.needsAdapting(for: backend)
+        {
             do {
                 try sent.adapt(for: backend)
                 try sent.addCookies()
@@ -245,7 +247,7 @@ extension PreparedRequest {
         guard coalesces, type(of: backend as Any) is AnyClass else { return nil }
         return SendingRules(
             backend: ObjectIdentifier(backend as AnyObject), tlsPolicy: backendRequest.tlsPolicy,
-            cookieJar: backendRequest.cookieJar.map(ObjectIdentifier.init),
+            httpVersion: backendRequest.httpVersion, cookieJar: backendRequest.cookieJar.map(ObjectIdentifier.init),
             maxResponseSize: backendRequest.maxResponseSize, collectsMetrics: backendRequest.collectsMetrics,
             bodyFile: backendRequest.bodyFile, redaction: backendRequest.redaction,
             crudMethod: backendRequest.crudMethod, sampleData: backendRequest.sampleData,
@@ -258,6 +260,7 @@ extension PreparedRequest {
 private struct SendingRules: Hashable {
     let backend: ObjectIdentifier
     let tlsPolicy: TLSPolicy?
+    let httpVersion: HTTPVersionPreference
     let cookieJar: ObjectIdentifier?
     let maxResponseSize: Int?
     let collectsMetrics: Bool
@@ -291,9 +294,11 @@ extension BackendRequest {
 
     /// Makes the request one `backend` can take: a backend that does not stream gets the file body in
     /// memory and no download file (SwiftyService writes the download after it answers). A TLS policy the
-    /// backend cannot carry out fails the request here, before anything is sent.
+    /// backend cannot carry out, or a version of HTTP it cannot speak, fails the request here, before anything
+    /// is sent.
     mutating func adapt(for backend: any NetworkBackend) throws {
         try checkTLSPolicy(for: backend)
+        try checkHTTPVersion(for: backend)
         guard needsAdapting(for: backend) else { return }
         if let file = bodySource {
             urlRequest.httpBody = try Data(contentsOf: file.url)

@@ -57,6 +57,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         /// The realm's ``TLSPolicy`` asks for what the backend cannot do; sending without it would connect
         /// to a server the policy would refuse.
         case unsupportedTLSPolicy(backend: String, missing: TLSFeatures)
+        /// The realm asks for a version of HTTP the backend cannot speak
+        /// (``NetworkBackend/supportedHTTPVersions``).
+        case unsupportedHTTPVersion(backend: String, version: HTTPVersionPreference)
 
         /// The cause in words.
         public var description: String {
@@ -85,6 +88,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
             case let .unsupportedTLSPolicy(backend, missing):
                 "the realm's TLS policy needs \(missing), which \(backend) cannot do here; use a backend "
                     + "that can (CurlBackend does all of it) or drop that part of the policy"
+            case let .unsupportedHTTPVersion(backend, version):
+                "the realm asks for \(version), which \(backend) cannot speak; use CurlBackend or the "
+                    + "automatic version"
             }
         }
     }

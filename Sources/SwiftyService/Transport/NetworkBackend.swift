@@ -41,6 +41,10 @@ public protocol NetworkBackend: Sendable {
     /// Whether a realm may open WebSockets through this backend; a handshake through one that cannot fails
     /// with ``WebSocketError/unsupportedBackend(_:)`` before anything is sent.
     var opensWebSockets: Bool { get }
+
+    /// The versions of HTTP a realm may ask this backend to speak (``RealmConfiguration/setHTTPVersion(_:)``);
+    /// only ``HTTPVersionPreference/automatic`` by default, so that a backend that does not say fails closed.
+    var supportedHTTPVersions: Set<HTTPVersionPreference> { get }
 }
 
 extension NetworkBackend {
@@ -49,11 +53,22 @@ extension NetworkBackend {
 
     /// None: a realm with a TLS policy cannot send through this backend.
     public var supportedTLSFeatures: TLSFeatures { [] }
+
+    /// ``HTTPVersionPreference/automatic`` only: whatever the backend negotiates.
+    public var supportedHTTPVersions: Set<HTTPVersionPreference> { [.automatic] }
 }
 
 extension BackendRequest {
     /// Refuses the request when its realm sets a TLS policy that `backend` cannot carry out in full:
     /// failing closed, before anything is sent, instead of connecting without a pin or a root.
+    func checkHTTPVersion(for backend: any NetworkBackend) throws(ServiceError) {
+        guard httpVersion != .automatic, !backend.supportedHTTPVersions.contains(httpVersion) else { return }
+        throw .invalidRequest(
+            .unsupportedHTTPVersion(backend: String(describing: type(of: backend)), version: httpVersion),
+            method: HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET"),
+            url: (urlRequest.url?.absoluteString ?? "?").abbreviatedURL)
+    }
+
     func checkTLSPolicy(for backend: any NetworkBackend) throws(ServiceError) {
         guard let tlsPolicy else { return }
         let missing = tlsPolicy.requiredFeatures.subtracting(backend.supportedTLSFeatures)
@@ -121,6 +136,9 @@ public struct BackendRequest: Sendable {
     public internal(set) var maxResponseSize: Int?
     /// The most connections the realm lets its requests hold to one host; `nil`: the backend's own limit.
     public internal(set) var maxConnectionsPerHost: Int?
+    /// The version of HTTP to speak; only backends whose ``NetworkBackend/supportedHTTPVersions`` hold it
+    /// see one other than ``HTTPVersionPreference/automatic``.
+    public internal(set) var httpVersion: HTTPVersionPreference = .automatic
     /// The realm's TLS policy, which the backend applies to every connection it makes for the request. Only
     /// backends whose ``NetworkBackend/supportedTLSFeatures`` cover it see one.
     public internal(set) var tlsPolicy: TLSPolicy?

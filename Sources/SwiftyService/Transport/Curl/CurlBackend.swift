@@ -104,6 +104,9 @@ public final class CurlBackend: NetworkBackend {
     /// a byte of the request is sent.
     public var supportedTLSFeatures: TLSFeatures { loops[0].tlsSupport.features }
 
+    /// Every one: libcurl speaks HTTP/1.1 only, negotiates HTTP/2 over TLS, or speaks it from the first byte.
+    public var supportedHTTPVersions: Set<HTTPVersionPreference> { Set(HTTPVersionPreference.allCases) }
+
     /// Queues the request on the libcurl thread.
     public func send(
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void

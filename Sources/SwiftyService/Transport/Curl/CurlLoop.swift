@@ -70,6 +70,9 @@ final class CurlLoop: @unchecked Sendable {
     var waitingForConnection = 0
     var multiplexingHosts: [String] = []
     var hostConnectionCeiling: Int
+    /// Whether an h2c connection carries more than one request: not before libcurl 8, which rewrote its HTTP/2
+    /// layer (only 7.88.1 was seen here, failing).
+    let reusesH2CConnections: Bool
 
     init(curl: LibCurl, maxConnectionsPerHost: Int, tlsSupport: CurlTLSSupport = .shared) throws {
         guard let multi = curl.multiInit() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
@@ -80,6 +83,7 @@ final class CurlLoop: @unchecked Sendable {
         handles = CurlHandlePool(curl: curl)
         self.maxConnectionsPerHost = max(maxConnectionsPerHost, 1)
         hostConnectionCeiling = self.maxConnectionsPerHost
+        reusesH2CConnections = curl.version.number >= 0x08_00_00
         curl.setMulti(multi, LibCurl.Option.multiMaxHostConnections, maxConnectionsPerHost)
         // libcurl's default cache holds 4 idle connections per handle in the multi handle; ours leave it as
         // they finish, so at N in flight the cache shrank below N and libcurl closed connections it would
@@ -488,10 +492,18 @@ final class CurlLoop: @unchecked Sendable {
         curl.set(handle, O.followLocation, 0)
         curl.set(handle, O.acceptEncoding, string: "")
         curl.set(handle, O.httpContentDecoding, 1)
-        curl.set(handle, O.httpVersion, LibCurl.Option.httpVersion2TLS)
-        // Over TLS, where HTTP/2 may be offered, a request waits for a connection being made to its host to
-        // say whether it multiplexes rather than open one of its own beside it.
-        if url.hasPrefix("https:") { curl.set(handle, O.pipeWait, 1) }
+        let version = transfer.request.httpVersion
+        curl.set(handle, O.httpVersion, LibCurl.Option.httpVersion(version))
+        // libcurl 7 breaks the framing of an h2c connection's second stream ("Error in the HTTP2 framing layer",
+        // seen with 7.88.1 against nginx and hypercorn, its command line too): there, a connection per request.
+        let ownConnection = version == .http2PriorKnowledge && url.hasPrefix("http:") && !reusesH2CConnections
+        curl.set(handle, O.freshConnect, ownConnection ? 1 : 0)
+        curl.set(handle, O.forbidReuse, ownConnection ? 1 : 0)
+        // Where HTTP/2 may be spoken, a request waits for a connection being made to its host to say whether
+        // it multiplexes rather than open one of its own beside it.
+        if !ownConnection && (version == .http2PriorKnowledge || (version == .automatic && url.hasPrefix("https:"))) {
+            curl.set(handle, O.pipeWait, 1)
+        }
         curl.set(handle, O.writeFunction, pointer: unsafeBitCast(curlWrite, to: UnsafeRawPointer.self))
         curl.set(handle, O.writeData, pointer: context)
         curl.set(handle, O.headerFunction, pointer: unsafeBitCast(curlHeader, to: UnsafeRawPointer.self))

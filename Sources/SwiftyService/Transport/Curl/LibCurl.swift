@@ -244,9 +244,19 @@ struct LibCurl: @unchecked Sendable {
         static let redirectProtocols: Int32 = 182
         static let protocolsString: Int32 = 10_318
         static let redirectProtocolsString: Int32 = 10_319
-        static let httpVersion2TLS = 4
+        /// `CURL_HTTP_VERSION_1_1`, `_2TLS` (HTTP/2 over TLS where offered, the default) or `_2_PRIOR_KNOWLEDGE`.
+        static func httpVersion(_ preference: HTTPVersionPreference) -> Int {
+            switch preference {
+            case .automatic: 4
+            case .http1_1: 2
+            case .http2PriorKnowledge: 5
+            }
+        }
         /// `CURLOPT_PIPEWAIT`: wait for a connection to say whether it multiplexes rather than open another.
         static let pipeWait: Int32 = 237
+        /// `CURLOPT_FRESH_CONNECT` and `CURLOPT_FORBID_REUSE`: a connection of the transfer's own, closed after it.
+        static let freshConnect: Int32 = 74
+        static let forbidReuse: Int32 = 75
         static let multiMaxHostConnections: Int32 = 7
         /// `CURLMOPT_MAXCONNECTS`: the size of the multi handle's cache of idle connections.
         static let multiMaxConnects: Int32 = 6

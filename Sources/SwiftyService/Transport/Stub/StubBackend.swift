@@ -123,6 +123,9 @@ public final class StubBackend: NetworkBackend {
     /// scripted error (`URLError(.serverCertificateUntrusted)`…).
     public var supportedTLSFeatures: TLSFeatures { .all }
 
+    /// Every one: a stub connects nowhere.
+    public var supportedHTTPVersions: Set<HTTPVersionPreference> { Set(HTTPVersionPreference.allCases) }
+
     /// The requests this stub received, oldest first (at most `logLimit` of the latest).
     public var received: [BackendRequest] {
         state.withLock { state in
