@@ -172,6 +172,7 @@ final class HoldingBackend: NetworkBackend, @unchecked Sendable {
 
     var supportsStreaming: Bool { inner.supportsStreaming }
     var supportedTLSFeatures: TLSFeatures { inner.supportedTLSFeatures }
+    var supportedHTTPVersions: Set<HTTPVersionPreference> { inner.supportedHTTPVersions }
 
     /// How many requests reached this backend.
     var count: Int { lock.withLock { sent } }
@@ -299,9 +300,9 @@ struct CoalescingRulesTests {
     }
 
     @Test(
-        "Calls that differ in headers, timeout, size limit, metrics or one-off settings never share",
+        "Calls that differ in headers, timeout, size limit, metrics, HTTP version or one-off settings never share",
         arguments: [
-            "header", "timeout", "size limit", "metrics",
+            "header", "timeout", "size limit", "metrics", "HTTP version",
         ])
     func callsThatDifferInWhatTheySendOrAcceptDoNotShare(_ difference: String) async throws {
         let backend = HoldingBackend(try CurlBackend())
@@ -313,6 +314,7 @@ struct CoalescingRulesTests {
             case "header": endpoint.override { $0.addHeader("X-Other", withValue: "1") }
             case "timeout": endpoint.override { $0.setTimeout(7) }
             case "size limit": endpoint.override { $0.setMaxResponseSize(10) }
+            case "HTTP version": endpoint.override { $0.setHTTPVersion(.http1_1) }
             default: endpoint.override { $0.collectMetrics() }
             }
         let (one, two) = try await bothSent(
