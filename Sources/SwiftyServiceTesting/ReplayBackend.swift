@@ -17,7 +17,7 @@ import FoundationNetworking
 /// unless the mode is ``Mode/recordWhenMissing(_:)``, which sends it and adds it to the cassette.
 /// A recorded WebSocket handshake opens a socket that plays the recorded conversation back: the app receives
 /// the messages the server sent, in order, each once the messages the app sent before it were sent again;
-/// a message the app sends that differs from the recorded one fails with ``WebSocketScript/Mismatch``.
+/// a message the app sends that differs from the recorded one fails with ``/SwiftyService/WebSocketScript/Mismatch``.
 public final class ReplayBackend: NetworkBackend, @unchecked Sendable {
     /// What to do with a request the cassette does not hold.
     public enum Mode: Sendable {

@@ -6,7 +6,7 @@ import FoundationNetworking
 #endif
 
 extension Cassette {
-    /// A WebSocket's conversation after its `101`, in order: replayed as a ``WebSocketScript`` in which the
+    /// A WebSocket's conversation after its `101`, in order: replayed as a ``/SwiftyService/WebSocketScript`` in which the
     /// app receives what was received and must send what was sent.
     public struct RecordedWebSocket: Codable, Sendable, Equatable {
         /// The subprotocol the server chose, if any.
@@ -81,7 +81,7 @@ extension Cassette {
         public var reason: String
     }
 
-    /// A ``WebSocketError``, by its case and values.
+    /// A ``/SwiftyService/WebSocketError``, by its case and values.
     public struct RecordedWebSocketFailure: Codable, Sendable, Equatable {
         /// The case's name: `protocolViolation`, `messageTooBig`, `pingTimedOut`, `connectionLost`, …
         public var kind: String
