@@ -312,6 +312,9 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     private func processFrames() throws {
         while !closeReceived {
+            // Whole frames wait in the decoder while the reader has no room: one read of compressed frames can
+            // inflate to thousands of messages.
+            if !closeSent, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
             decoder.maximumPayloadSize = receiver.remainingRoom
             decoder.continuesCompressedMessage = receiver.isReceivingCompressedMessage
             guard let frame = try decoder.nextFrame() else { return }
