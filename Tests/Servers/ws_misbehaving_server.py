@@ -15,6 +15,8 @@ and a plain `GET /report?id=X` answers that record as JSON.
   /no-pong           a text frame "hi", then nothing: pings are never answered
 The /deflate-* paths answer the handshake with `Sec-WebSocket-Extensions: permessage-deflate` (RFC 7692):
   /deflate-bomb      one binary message of 64 MiB of zeros, compressed to 64 KiB
+  /deflate-flood     (with server_no_context_takeover) binary messages of 1 MiB of zeros, 1 KiB compressed, 3200
+                     a second, never answering the client's close frame
   /deflate-invalid   a text frame with RSV1 whose payload is not DEFLATE data
   /deflate-bad-utf8  a compressed text message that inflates to invalid UTF-8 ("κ" then 0xFF)
   /deflate-control-rsv1       a ping with RSV1 set
@@ -174,6 +176,8 @@ async def handle(reader, writer):
     if path == "/wrong-accept":
         accept = base64.b64encode(hashlib.sha1(b"not the key").digest()).decode()
     extension = "permessage-deflate" if path.startswith("/deflate-") else query.get("answer")
+    if path == "/deflate-flood":
+        extension += "; server_no_context_takeover"  # so that one compressed message can be sent again and again
     writer.write(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                   f"Sec-WebSocket-Accept: {accept}\r\n"
                   + (f"Sec-WebSocket-Extensions: {extension}\r\n" if extension else "") + "\r\n").encode())
@@ -214,6 +218,15 @@ async def handle(reader, writer):
             global bomb
             bomb = bomb or deflate(bytes(64 << 20))
             writer.write(frame(0x2, bomb, rsv=0x40))
+        elif path == "/deflate-flood":
+            # 64 messages every 20 ms: 3 GiB a second once inflated, more than a client can inflate, for little
+            # of the server's time.
+            message = frame(0x2, deflate(bytes(1 << 20)), rsv=0x40)
+            while not reading.done():
+                writer.write(message * 64)
+                await writer.drain()
+                record["sent"] += 64
+                await asyncio.sleep(0.02)
         elif path == "/deflate-invalid":
             writer.write(frame(0x1, b"\xff\xff\xff\xff\xff", rsv=0x40))
         elif path == "/deflate-bad-utf8":

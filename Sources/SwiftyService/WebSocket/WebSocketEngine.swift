@@ -236,6 +236,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     /// How much one read asks the connection for.
     private static let readSize = 256 * 1024
+    /// How many reads one turn of the thread's loop makes at most.
+    private static let readsPerTurn = 16
 
     private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
     private static func nanoseconds(_ interval: TimeInterval) -> UInt64 { UInt64(max(0, interval) * 1e9) }
@@ -267,10 +269,12 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         }
     }
 
-    /// Reads what the connection has, frame by frame, until it has no more, the reader's room runs out, or the
-    /// peer breaks the protocol (then nothing more is read).
+    /// Reads what the connection has, frame by frame, until it has no more, the reader's room runs out, the peer
+    /// breaks the protocol (then nothing more is read), or enough was read for the timers and writes to have a turn.
     private func readAvailable(discarding discarded: inout [UInt8]) {
-        while true {
+        // A server that sends faster than the socket reads (compressed frames inflate slowly) would otherwise keep
+        // the thread here, and a close timeout would never be seen.
+        for turn in 0...Self.readsPerTurn {
             if !closeReceived {
                 do {
                     try processFrames()
@@ -282,7 +286,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                     return
                 }
             }
-            if failure != nil { return }
+            // The frames of the last read were processed: the connection is polled before it is read again.
+            if failure != nil || turn == Self.readsPerTurn { return }
             // After the peer's close frame only its end of the connection is awaited; what comes is dropped.
             if !closeReceived, !closeSent, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
             let count: Int?
@@ -318,6 +323,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             decoder.maximumPayloadSize = receiver.remainingRoom
             decoder.continuesCompressedMessage = receiver.isReceivingCompressedMessage
             guard let frame = try decoder.nextFrame() else { return }
+            // After our close frame the server's messages are dropped, not inflated: only its close frame matters.
+            if closeSent, !frame.opcode.isControl { continue }
             guard let event = try receiver.receive(frame) else { continue }
             switch event {
             case let .message(message):

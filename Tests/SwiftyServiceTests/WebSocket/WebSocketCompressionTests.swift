@@ -167,6 +167,16 @@ import FoundationNetworking
         #expect(seconds(since: start) < 20)
     }
 
+    @Test func aServerThatFloodsCompressedMessagesAndNeverClosesIsLeftAfterTheCloseTimeout() async throws {
+        let socket = try await socket("deflate-flood", on: "WS_MISBEHAVING_URL", options: WebSocketOptions(closeTimeout: 0.5))
+        #expect(socket.compression == WebSocketCompression(serverNoContextTakeover: true))
+        #expect(try await socket.receive() == .binary(Data(count: 1 << 20)))
+        let start = ContinuousClock.now
+        // Messages are dropped after the close frame, uninflated, and the flood does not keep the timeout from firing.
+        await socket.close()
+        #expect(seconds(since: start) < 20)
+    }
+
     @Test func dataThatDoesNotInflateIsAProtocolError() async throws {
         let (messages, error, closeCode) = try await misbehaving("deflate-invalid")
         #expect(messages.isEmpty)
