@@ -15,7 +15,8 @@ let package = Package(
         .plugin(name: "SwiftyServiceGenerator", targets: ["SwiftyServiceGenerator"]),
     ],
     targets: [
-        // CCurlShim: typed entry points to libcurl, which CurlBackend loads at run time (no headers needed).
+        // CCurlShim: typed entry points to libcurl, which CurlBackend loads at run time (no headers needed), and the
+        // layout of zlib's stream, for WebSocket compression (zlib is loaded at run time too).
         .target(name: "SwiftyService", dependencies: ["CCurlShim"]),
         .target(name: "SwiftyServiceTesting", dependencies: ["SwiftyService"]),
         .target(name: "CCurlShim"),

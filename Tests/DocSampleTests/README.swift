@@ -150,7 +150,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 9.
     static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 236)
+        #sourceLocation(file: "README.md", line: 237)
         let socket = try await UserService.info(uid: 42).webSocket()
         try await socket.send(.text("subscribe"))
         for try await message in socket.messages { print(message) }
@@ -159,7 +159,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 10.
     static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 244)
+        #sourceLocation(file: "README.md", line: 245)
         let stub = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
         ServiceRealm.get("users").use(stub)

@@ -56,7 +56,7 @@ enum WebSocketsSamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/WebSockets.md, swift block 2.
     static func sample2() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/WebSockets.md", line: 77)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/WebSockets.md", line: 99)
         func stayConnected(onMessage: @escaping @Sendable (WebSocketMessage) -> Void) async {
             var delay: Duration = .seconds(1)
             while !Task.isCancelled {
@@ -77,7 +77,7 @@ enum WebSocketsSamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/WebSockets.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/WebSockets.md", line: 100)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/WebSockets.md", line: 122)
         func testLobby() async throws {
             let stub = StubBackend().on(
                 .path("/v1/rooms/lobby/socket"),

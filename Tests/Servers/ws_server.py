@@ -1,7 +1,10 @@
 """WebSocket test server on the `websockets` package (PyPI), for WebSocketRealServerTests and the benchmarks.
 
-Usage: ws_server.py PORT TLS_PORT CERT KEY   (TLS_PORT 0: no TLS listener)
-Prints "ready" once both listeners accept. Paths:
+Usage: ws_server.py PORT TLS_PORT CERT KEY [STRICT_PORT UNCOMPRESSED_PORT]   (TLS_PORT 0: no TLS listener)
+Prints "ready" once every listener accepts. The plain and TLS listeners accept permessage-deflate (RFC 7692) with
+the package's defaults (server_max_window_bits=12, and client_max_window_bits=12 to a client that offers the
+parameter); STRICT_PORT's demands no context takeover both ways and 10-bit windows; UNCOMPRESSED_PORT's
+accepts no extension. Paths:
   /echo                 every message back, as it came (text or binary)
   /headers              one text message: the handshake's request headers as JSON (lower-case names)
   /subprotocol          one text message: the subprotocol chosen ("chat.v2" if offered, else "chat.v1", else none)
@@ -12,6 +15,8 @@ Prints "ready" once both listeners accept. Paths:
   /auth                 401 with a JSON body unless `Authorization: Bearer good`; then like /echo
   /flood?size=N         binary messages of N bytes as fast as the client takes them
   /count?id=X           (plain HTTP) how many handshakes with `id=X` in their query each listener saw, as JSON
+  /extensions           one text message: the extensions agreed, as JSON (a list; the server's view of each side)
+  /text?size=N          one text message of N bytes of repetitive JSON-like lines (compresses well)
 """
 import asyncio
 import http
@@ -21,6 +26,7 @@ import sys
 from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import serve
+from websockets.extensions.permessage_deflate import ServerPerMessageDeflateFactory
 from websockets.datastructures import Headers
 from websockets.http11 import Response
 
@@ -78,6 +84,18 @@ async def handler(ws):
         await waiter
         await ws.send("pong received")
         await ws.wait_closed()
+    elif path == "/extensions":
+        await ws.send(json.dumps([
+            {"name": extension.name,
+             "client_no_context_takeover": getattr(extension, "remote_no_context_takeover", None),
+             "server_no_context_takeover": getattr(extension, "local_no_context_takeover", None),
+             "client_max_window_bits": getattr(extension, "remote_max_window_bits", None),
+             "server_max_window_bits": getattr(extension, "local_max_window_bits", None)}
+            for extension in ws.protocol.extensions]))
+        await ws.wait_closed()
+    elif path == "/text":
+        await ws.send(compressible_text(int(query.get("size", "1048576"))))
+        await ws.wait_closed()
     elif path == "/close":
         await ws.close(int(query.get("code", "1000")), query.get("reason", ""))
     elif path == "/flood":
@@ -91,6 +109,17 @@ async def handler(ws):
         await ws.close(1008, "unknown path")
 
 
+def compressible_text(size):
+    """`size` bytes of JSON-like lines that differ a little from one another, as real traffic does."""
+    lines, total, index = [], 0, 0
+    while total < size:
+        line = '{"id": %d, "user": "user-%d", "text": "message number %d", "ok": true}\n' % (index, index % 97, index)
+        lines.append(line)
+        total += len(line)
+        index += 1
+    return "".join(lines)[:size]
+
+
 async def main():
     port, tls_port = int(sys.argv[1]), int(sys.argv[2])
     # Messages up to 64 MiB in, no keep-alive pings of the server's own (the tests ping when they mean to).
@@ -101,9 +130,23 @@ async def main():
             context.load_cert_chain(sys.argv[3], sys.argv[4])
             async with serve(handler, "127.0.0.1", tls_port, ssl=context,
                              process_request=make_process_request("tls"), **options):
-                print("ready", flush=True)
-                await asyncio.Future()
+                await serve_variants(options)
         else:
+            await serve_variants(options)
+
+
+async def serve_variants(options):
+    """The listeners with other compression settings, when their ports are given; then "ready"."""
+    if len(sys.argv) < 7:
+        print("ready", flush=True)
+        await asyncio.Future()
+    strict = ServerPerMessageDeflateFactory(
+        server_no_context_takeover=True, client_no_context_takeover=True, server_max_window_bits=10,
+        client_max_window_bits=10)
+    async with serve(handler, "127.0.0.1", int(sys.argv[5]), process_request=make_process_request("strict"),
+                     extensions=[strict], compression=None, **options):
+        async with serve(handler, "127.0.0.1", int(sys.argv[6]), process_request=make_process_request("uncompressed"),
+                         compression=None, **options):
             print("ready", flush=True)
             await asyncio.Future()
 

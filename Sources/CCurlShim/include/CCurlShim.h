@@ -81,4 +81,26 @@ unsigned ccurl_tls_watch_flags(const ccurl_tls_watch *watch);
 /// connection's SSL_CTX a reference to it and has OpenSSL report the handshake's messages there.
 int ccurl_tls_watch_ssl_ctx(void *curl, void *ssl_ctx, void *watch);
 
+// zlib, which WebSocket compression (permessage-deflate) loads at run time like libcurl: only the layout of its
+// stream structure is needed here, no header and no link.
+
+/// The layout of zlib's `z_stream` (zlib.h), unchanged since zlib 1.0: passed to `deflateInit2_` and
+/// `inflateInit2_` with its size, which zlib checks against its own.
+typedef struct {
+    const unsigned char *next_in;
+    unsigned int avail_in;
+    unsigned long total_in;
+    unsigned char *next_out;
+    unsigned int avail_out;
+    unsigned long total_out;
+    const char *msg;
+    void *state;
+    void *zalloc;
+    void *zfree;
+    void *opaque;
+    int data_type;
+    unsigned long adler;
+    unsigned long reserved;
+} czlib_stream;
+
 #endif

@@ -57,7 +57,10 @@ extension PreparedRequest {
                 underlying: WebSocketError.unsupportedBackend(
                     "\(type(of: backend)) cannot open WebSockets here: use CurlBackend (or StubBackend in tests)"))
         }
-        let upgrade = WebSocketUpgrade(handshake: WebSocketHandshake(subprotocols: subprotocols), options: options)
+        // Without zlib the client cannot inflate, so it offers no compression rather than fail.
+        let compression = Zlib.shared == nil ? nil : options.compression
+        let upgrade = WebSocketUpgrade(
+            handshake: WebSocketHandshake(subprotocols: subprotocols, compression: compression), options: options)
         var request = backendRequest
         request.urlRequest.httpMethod = "GET"
         request.urlRequest.httpBody = nil

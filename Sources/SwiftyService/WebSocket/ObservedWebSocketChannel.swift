@@ -15,6 +15,7 @@ final class ObservedWebSocketChannel: WebSocketChannel, Sendable {
 
     var subprotocol: String? { channel.subprotocol }
     var closure: (code: WebSocketCloseCode?, reason: String)? { channel.closure }
+    var compression: WebSocketCompression? { channel.compression }
 
     func send(_ message: WebSocketMessage) async throws {
         try await channel.send(message)

@@ -25,6 +25,10 @@ public final class WebSocket: Sendable {
     /// The subprotocol the server chose among those offered, if any.
     public var subprotocol: String? { channel.subprotocol }
 
+    /// The `permessage-deflate` parameters the server agreed to (``WebSocketOptions/compression``), or `nil`
+    /// when messages go uncompressed both ways.
+    public var compression: WebSocketCompression? { channel.compression }
+
     /// The code of the server's close frame, once it has sent one (`nil` before, or when it carried none).
     public var closeCode: WebSocketCloseCode? { channel.closure?.code }
 

@@ -16,6 +16,13 @@ protocol WebSocketChannel: AnyObject, Sendable {
     func abandon()
     /// The close frame the server sent, once it has (its code `nil` when it carried none).
     var closure: (code: WebSocketCloseCode?, reason: String)? { get }
+    /// The `permessage-deflate` parameters the server agreed to, if it did.
+    var compression: WebSocketCompression? { get }
+}
+
+extension WebSocketChannel {
+    /// No compression: a scripted socket, or one whose platform handles compression itself.
+    var compression: WebSocketCompression? { nil }
 }
 
 /// The bytes of a connection, read and written without blocking, for ``WebSocketEngine``.

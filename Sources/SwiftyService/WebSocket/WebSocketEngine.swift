@@ -13,6 +13,7 @@ import Musl
 /// frames between them, keeps the connection alive with pings, and carries out the close handshake.
 final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     let subprotocol: String?
+    let compression: WebSocketCompression?
     private let options: WebSocketOptions
     private let shared: Locked<Shared>
     private let wakeRead: Int32
@@ -21,10 +22,20 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     private let stream: any WebSocketByteStream
     private var decoder: WebSocketFrameDecoder
     private var receiver: WebSocketReceiver
+    private let deflater: MessageDeflater?
 
     private struct Outgoing {
-        let bytes: [UInt8]
+        /// The frame's bytes, or the message for the engine's thread to compress and frame (compression must go
+        /// in the order the messages are sent, as each may refer to the ones before).
+        let payload: Payload
+        /// The bytes counted against the send buffer.
+        let size: Int
         let done: CheckedContinuation<Void, any Error>?
+
+        enum Payload {
+            case frame([UInt8])
+            case message(WebSocketMessage)
+        }
     }
 
     private enum End {
@@ -50,14 +61,21 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         var queuedCount: Int { inbound.count - inboundHead }
     }
 
-    /// An engine over `stream`, whose first bytes after the handshake's head are `leftover`; it starts at once.
-    init(stream: any WebSocketByteStream, leftover: [UInt8], subprotocol: String?, options: WebSocketOptions) {
+    /// An engine over `stream`, whose first bytes after the handshake's head are `leftover`, compressing as
+    /// `deflate` says when the server agreed to; it starts at once.
+    init(
+        stream: any WebSocketByteStream, leftover: [UInt8], subprotocol: String?, deflate: WebSocketDeflate? = nil,
+        options: WebSocketOptions
+    ) {
         self.stream = stream
         self.subprotocol = subprotocol
         self.options = options
+        compression = deflate?.agreed
+        deflater = deflate?.deflater
         decoder = WebSocketFrameDecoder(maximumPayloadSize: options.maximumMessageSize)
+        decoder.acceptsCompressedFrames = deflate != nil
         decoder.append(leftover)
-        receiver = WebSocketReceiver(maximumMessageSize: options.maximumMessageSize)
+        receiver = WebSocketReceiver(maximumMessageSize: options.maximumMessageSize, inflater: deflate?.inflater)
         shared = .make(Shared())
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
@@ -81,19 +99,21 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     var bufferedByteCount: Int { shared.withLock { $0.inboundBytes } }
 
     func send(_ message: WebSocketMessage) async throws {
-        let frame: WebSocketFrame =
-            switch message {
-            case let .text(text): WebSocketFrame(opcode: .text, payload: Array(text.utf8))
-            case let .binary(data): WebSocketFrame(opcode: .binary, payload: data)
-            }
-        let bytes = frame.encoded(maskingKey: WebSocketFrame.randomMaskingKey())
+        let bytes: Outgoing.Payload
+        let size: Int
+        if deflater != nil, message.byteCount >= WebSocketDeflate.smallestCompressed {
+            (bytes, size) = (.message(message), message.byteCount)
+        } else {
+            let frame = Self.frame(message)
+            (bytes, size) = (.frame(frame), frame.count)
+        }
         // Within the send buffer a message is queued and the sender goes on at once, with no hop to the engine's
         // thread and back; past it, the sender waits until its message is written.
         let queued = shared.withLock { state -> Bool? in
             guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return nil }
             guard state.outgoingBytes < Self.sendBuffer else { return false }
-            state.outgoing.append(Outgoing(bytes: bytes, done: nil))
-            state.outgoingBytes += bytes.count
+            state.outgoing.append(Outgoing(payload: bytes, size: size, done: nil))
+            state.outgoingBytes += size
             return true
         }
         switch queued {
@@ -103,13 +123,28 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                 let refused = shared.withLock { state -> Bool in
                     guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return true }
-                    state.outgoing.append(Outgoing(bytes: bytes, done: done))
-                    state.outgoingBytes += bytes.count
+                    state.outgoing.append(Outgoing(payload: bytes, size: size, done: done))
+                    state.outgoingBytes += size
                     return false
                 }
                 if refused { done.resume(throwing: WebSocketError.closed) } else { wake() }
             }
         }
+    }
+
+    /// The masked frame of `message`, compressed (RSV1) when `deflater` is given and makes it smaller.
+    private static func frame(_ message: WebSocketMessage, deflater: MessageDeflater? = nil) -> [UInt8] {
+        let (opcode, payload): (WebSocketFrame.Opcode, Data) =
+            switch message {
+            case let .text(text): (.text, Data(text.utf8))
+            case let .binary(data): (.binary, data)
+            }
+        var frame = WebSocketFrame(opcode: opcode, payload: payload)
+        if let compressed = deflater.flatMap({ deflater in payload.withUnsafeBytes { deflater.compress($0) } }) {
+            frame.payload = Data(compressed)
+            frame.isCompressed = true
+        }
+        return frame.encoded(maskingKey: WebSocketFrame.randomMaskingKey())
     }
 
     /// How many bytes of messages may wait for the connection before a sender waits for its own to be written.
@@ -201,6 +236,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     /// How much one read asks the connection for.
     private static let readSize = 256 * 1024
+    /// How many reads one turn of the thread's loop makes at most.
+    private static let readsPerTurn = 16
 
     private static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
     private static func nanoseconds(_ interval: TimeInterval) -> UInt64 { UInt64(max(0, interval) * 1e9) }
@@ -232,10 +269,12 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         }
     }
 
-    /// Reads what the connection has, frame by frame, until it has no more, the reader's room runs out, or the
-    /// peer breaks the protocol (then nothing more is read).
+    /// Reads what the connection has, frame by frame, until it has no more, the reader's room runs out, the peer
+    /// breaks the protocol (then nothing more is read), or enough was read for the timers and writes to have a turn.
     private func readAvailable(discarding discarded: inout [UInt8]) {
-        while true {
+        // A server that sends faster than the socket reads (compressed frames inflate slowly) would otherwise keep
+        // the thread here, and a close timeout would never be seen.
+        for turn in 0...Self.readsPerTurn {
             if !closeReceived {
                 do {
                     try processFrames()
@@ -247,7 +286,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                     return
                 }
             }
-            if failure != nil { return }
+            // The frames of the last read were processed: the connection is polled before it is read again.
+            if failure != nil || turn == Self.readsPerTurn { return }
             // After the peer's close frame only its end of the connection is awaited; what comes is dropped.
             if !closeReceived, !closeSent, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
             let count: Int?
@@ -277,8 +317,14 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     private func processFrames() throws {
         while !closeReceived {
+            // Whole frames wait in the decoder while the reader has no room: one read of compressed frames can
+            // inflate to thousands of messages.
+            if !closeSent, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
             decoder.maximumPayloadSize = receiver.remainingRoom
+            decoder.continuesCompressedMessage = receiver.isReceivingCompressedMessage
             guard let frame = try decoder.nextFrame() else { return }
+            // After our close frame the server's messages are dropped, not inflated: only its close frame matters.
+            if closeSent, !frame.opcode.isControl { continue }
             guard let event = try receiver.receive(frame) else { continue }
             switch event {
             case let .message(message):
@@ -340,11 +386,14 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                     let next = shared.withLock({ state -> Outgoing? in
                         guard !state.outgoing.isEmpty else { return nil }
                         let next = state.outgoing.removeFirst()
-                        state.outgoingBytes -= next.bytes.count
+                        state.outgoingBytes -= next.size
                         return next
                     })
                 {
-                    pendingWrite = next.bytes
+                    switch next.payload {
+                    case let .frame(bytes): pendingWrite = bytes
+                    case let .message(message): pendingWrite = Self.frame(message, deflater: deflater)
+                    }
                     pendingDone = next.done
                 } else {
                     pendingWrite = []

@@ -15,24 +15,27 @@ struct WebSocketFrame: Sendable, Equatable {
 
     var isFinal: Bool
     var opcode: Opcode
+    /// RSV1, which `permessage-deflate` sets on the first frame of a compressed message (RFC 7692, 6).
+    var isCompressed: Bool
     /// `Data`, so that a binary message is handed out with no copy past the one from the read buffer.
     var payload: Data
 
-    init(isFinal: Bool = true, opcode: Opcode, payload: Data = Data()) {
+    init(isFinal: Bool = true, opcode: Opcode, isCompressed: Bool = false, payload: Data = Data()) {
         self.isFinal = isFinal
         self.opcode = opcode
+        self.isCompressed = isCompressed
         self.payload = payload
     }
 
-    init(isFinal: Bool = true, opcode: Opcode, payload: [UInt8]) {
-        self.init(isFinal: isFinal, opcode: opcode, payload: Data(payload))
+    init(isFinal: Bool = true, opcode: Opcode, isCompressed: Bool = false, payload: [UInt8]) {
+        self.init(isFinal: isFinal, opcode: opcode, isCompressed: isCompressed, payload: Data(payload))
     }
 
     /// The frame's bytes, masked with `maskingKey` when one is given (a client must mask every frame).
     func encoded(maskingKey: [UInt8]?) -> [UInt8] {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(payload.count + 14)
-        bytes.append((isFinal ? 0x80 : 0) | opcode.rawValue)
+        bytes.append((isFinal ? 0x80 : 0) | (isCompressed ? 0x40 : 0) | opcode.rawValue)
         let maskBit: UInt8 = maskingKey == nil ? 0 : 0x80
         switch payload.count {
         case 0...125:
@@ -94,6 +97,11 @@ struct WebSocketFrameDecoder {
     var maximumPayloadSize: Int
     /// Whether frames must be masked (a server's decoder) or must not be (a client's).
     let expectsMaskedFrames: Bool
+    /// Whether `permessage-deflate` was negotiated: RSV1 may then mark the first frame of a data message.
+    var acceptsCompressedFrames = false
+    /// Whether the message being received is compressed: its continuation frames are then held to
+    /// ``compressedPayloadLimit(room:)`` instead of the room itself.
+    var continuesCompressedMessage = false
     /// Received bytes from `readIndex` to `filled`; past `filled`, room that reads go straight into.
     private var buffer: [UInt8] = []
     private var readIndex = 0
@@ -165,12 +173,11 @@ struct WebSocketFrameDecoder {
         guard available >= 2 else { return .needs(2 - available) }
         let first = buffer[readIndex]
         let second = buffer[readIndex + 1]
-        if first & 0x70 != 0 {
-            throw WebSocketError.protocolViolation(code: .protocolError, reason: "a reserved bit is set (no extension was negotiated)")
-        }
         guard let opcode = WebSocketFrame.Opcode(rawValue: first & 0x0F) else {
             throw WebSocketError.protocolViolation(code: .protocolError, reason: "unknown opcode \(first & 0x0F)")
         }
+        let isCompressed = first & 0x40 != 0
+        try checkReservedBits(first, opcode: opcode)
         let isFinal = first & 0x80 != 0
         let isMasked = second & 0x80 != 0
         if isMasked != expectsMaskedFrames {
@@ -199,7 +206,9 @@ struct WebSocketFrameDecoder {
                 throw WebSocketError.protocolViolation(code: .protocolError, reason: "a frame length has its top bit set")
             }
         }
-        if !opcode.isControl, payloadLength > UInt64(maximumPayloadSize) { throw WebSocketError.messageTooBig(limit: maximumPayloadSize) }
+        let compressed = opcode == .continuation ? continuesCompressedMessage : isCompressed
+        let limit = compressed ? Self.compressedPayloadLimit(room: maximumPayloadSize) : maximumPayloadSize
+        if !opcode.isControl, payloadLength > UInt64(limit) { throw WebSocketError.messageTooBig(limit: maximumPayloadSize) }
         let maskingKeyStart = readIndex + headerLength
         if isMasked { headerLength += 4 }
         let total = headerLength + Int(payloadLength)
@@ -212,6 +221,31 @@ struct WebSocketFrameDecoder {
             let key = Array(buffer[maskingKeyStart..<maskingKeyStart + 4])
             payload.withUnsafeMutableBytes { WebSocketFrame.mask($0, with: key) }
         }
-        return .complete(WebSocketFrame(isFinal: isFinal, opcode: opcode, payload: payload), length: total)
+        return .complete(
+            WebSocketFrame(isFinal: isFinal, opcode: opcode, isCompressed: isCompressed, payload: payload), length: total)
+    }
+
+    /// RSV2 and RSV3 are never used; RSV1 only on the first frame of a data message, once compression was agreed.
+    private func checkReservedBits(_ first: UInt8, opcode: WebSocketFrame.Opcode) throws {
+        if first & 0x30 != 0 {
+            throw WebSocketError.protocolViolation(code: .protocolError, reason: "a reserved bit (RSV2 or RSV3) is set")
+        }
+        guard first & 0x40 != 0 else { return }
+        if !acceptsCompressedFrames {
+            throw WebSocketError.protocolViolation(code: .protocolError, reason: "a reserved bit is set (no extension was negotiated)")
+        }
+        if opcode.isControl {
+            throw WebSocketError.protocolViolation(code: .protocolError, reason: "RSV1 is set on a control frame")
+        }
+        if opcode == .continuation {
+            throw WebSocketError.protocolViolation(code: .protocolError, reason: "RSV1 is set on a continuation frame")
+        }
+    }
+
+    /// The largest compressed payload that may still inflate within `room` bytes: DEFLATE can grow data that
+    /// does not compress by 5 bytes per 64 KiB stored block, and a flush adds a few bytes to each frame.
+    static func compressedPayloadLimit(room: Int) -> Int {
+        let (limit, overflow) = room.addingReportingOverflow(room / 8192 + 64)
+        return overflow ? .max : limit
     }
 }

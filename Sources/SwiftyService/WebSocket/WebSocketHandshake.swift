@@ -5,9 +5,20 @@ struct WebSocketHandshake: Sendable {
     /// `Sec-WebSocket-Key`: 16 random bytes in base64.
     let key: String
     let subprotocols: [String]
+    /// The compression offered, if any.
+    let compression: WebSocketCompression?
 
-    init(subprotocols: [String] = [], key: String? = nil) {
+    /// What the server's `101` agreed to.
+    struct Agreement: Equatable {
+        /// The subprotocol it chose, if any.
+        let subprotocol: String?
+        /// The compression it accepted, if any.
+        let compression: WebSocketCompression?
+    }
+
+    init(subprotocols: [String] = [], compression: WebSocketCompression? = nil, key: String? = nil) {
         self.subprotocols = subprotocols
+        self.compression = compression
         if let key {
             self.key = key
         } else {
@@ -24,6 +35,7 @@ struct WebSocketHandshake: Sendable {
             ("Sec-WebSocket-Version", "13"),
         ]
         if !subprotocols.isEmpty { fields.append(("Sec-WebSocket-Protocol", subprotocols.joined(separator: ", "))) }
+        if let compression { fields.append(("Sec-WebSocket-Extensions", compression.offer)) }
         return fields
     }
 
@@ -32,9 +44,9 @@ struct WebSocketHandshake: Sendable {
         Data(SHA1.digest(Array((key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11").utf8))).base64EncodedString()
     }
 
-    /// Checks a `101` answer's fields; returns the subprotocol the server chose, if any.
+    /// Checks a `101` answer's fields; returns the subprotocol and the compression the server chose, if any.
     /// - Throws: ``WebSocketError/handshakeFailed(_:)`` naming the field that is wrong.
-    func validate(headers: [String: String]) throws -> String? {
+    func validate(headers: [String: String]) throws -> Agreement {
         func field(_ name: String) -> String? {
             headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value
         }
@@ -50,15 +62,13 @@ struct WebSocketHandshake: Sendable {
         guard field("Sec-WebSocket-Accept")?.trimmingCharacters(in: .whitespaces) == Self.acceptValue(for: key) else {
             throw WebSocketError.handshakeFailed("the answer's Sec-WebSocket-Accept does not match the key sent")
         }
-        if let extensions = field("Sec-WebSocket-Extensions"), !extensions.isEmpty {
-            throw WebSocketError.handshakeFailed("the server chose an extension that was not offered: \(extensions)")
-        }
+        let compression = try WebSocketCompression.agreement(to: compression, answer: field("Sec-WebSocket-Extensions"))
         guard let chosen = field("Sec-WebSocket-Protocol")?.trimmingCharacters(in: .whitespaces), !chosen.isEmpty
-        else { return nil }
+        else { return Agreement(subprotocol: nil, compression: compression) }
         guard subprotocols.contains(chosen) else {
             throw WebSocketError.handshakeFailed("the server chose the subprotocol '\(chosen)', which was not offered")
         }
-        return chosen
+        return Agreement(subprotocol: chosen, compression: compression)
     }
 }
 

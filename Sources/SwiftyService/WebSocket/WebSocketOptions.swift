@@ -1,6 +1,6 @@
 import Foundation
 
-/// How a WebSocket behaves once open: limits, buffering and keep-alive.
+/// How a WebSocket behaves once open: limits, buffering, keep-alive and compression.
 public struct WebSocketOptions: Sendable, Hashable {
     /// The largest message accepted, over all of its fragments (default 16 MiB). A larger one closes the
     /// socket with 1009 and fails the reader with ``WebSocketError/messageTooBig(limit:)``.
@@ -14,12 +14,16 @@ public struct WebSocketOptions: Sendable, Hashable {
     public var pingTimeout: TimeInterval
     /// How long to wait for the server's close frame and its end of the connection after ours (default 5 s).
     public var closeTimeout: TimeInterval
+    /// The compression offered to the server (default ``WebSocketCompression/deflate``); `nil` offers none. Not
+    /// offered either where zlib cannot be loaded. ``maximumMessageSize`` applies to messages as inflated.
+    public var compression: WebSocketCompression?
 
     /// Options with the defaults, changed where given.
     public init(
         maximumMessageSize: Int = 16 << 20, bufferedBytes: Int = 1 << 20, pingInterval: TimeInterval? = nil,
-        pingTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5
+        pingTimeout: TimeInterval = 10, closeTimeout: TimeInterval = 5, compression: WebSocketCompression? = .deflate
     ) {
+        self.compression = compression
         self.maximumMessageSize = max(1, maximumMessageSize)
         self.bufferedBytes = max(1, bufferedBytes)
         self.pingInterval = pingInterval

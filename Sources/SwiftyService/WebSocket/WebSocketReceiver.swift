@@ -16,11 +16,20 @@ struct WebSocketReceiver {
     private var fragments = Data()
     private var fragmentedOpcode: WebSocketFrame.Opcode?
     private var textValidator = UTF8Validator()
+    /// Inflates compressed messages, when `permessage-deflate` was negotiated.
+    private let inflater: MessageInflater?
+    /// Whether the message being received is compressed (its first frame had RSV1).
+    private(set) var isReceivingCompressedMessage = false
 
-    init(maximumMessageSize: Int) { self.maximumMessageSize = maximumMessageSize }
+    init(maximumMessageSize: Int, inflater: MessageInflater? = nil) {
+        self.maximumMessageSize = maximumMessageSize
+        self.inflater = inflater
+    }
 
-    /// How many more bytes of data the message being received may hold: the limit for the next data frame.
-    var remainingRoom: Int { maximumMessageSize - fragments.count }
+    /// How many more bytes of data the message being received may hold, inflated: the limit for the next data frame.
+    var remainingRoom: Int {
+        maximumMessageSize - (isReceivingCompressedMessage ? inflater?.count ?? 0 : fragments.count)
+    }
 
     /// What a frame means, or `nil` for a fragment of a message not yet whole.
     /// - Throws: ``WebSocketError`` when the frame breaks RFC 6455, the size limit or UTF-8.
@@ -36,12 +45,14 @@ struct WebSocketReceiver {
             }
             fragmentedOpcode = frame.opcode
             textValidator = UTF8Validator()
+            isReceivingCompressedMessage = frame.isCompressed
         case .continuation:
             if fragmentedOpcode == nil {
                 throw WebSocketError.protocolViolation(
                     code: .protocolError, reason: "a continuation frame came with no message to continue")
             }
         }
+        if isReceivingCompressedMessage { return try receiveCompressed(frame) }
         if frame.payload.count > remainingRoom { throw WebSocketError.messageTooBig(limit: maximumMessageSize) }
         let isText = fragmentedOpcode == .text
         if isText, !textValidator.consume(frame.payload) || (frame.isFinal && !textValidator.isAtBoundary) {
@@ -60,6 +71,26 @@ struct WebSocketReceiver {
             fragments = Data()
         }
         fragmentedOpcode = nil
+        return .message(isText ? .text(String(decoding: bytes, as: UTF8.self)) : .binary(bytes))
+    }
+
+    /// A frame of a compressed message: inflated within the size limit, its text checked as it inflates.
+    private mutating func receiveCompressed(_ frame: WebSocketFrame) throws -> Event? {
+        guard let inflater else {
+            throw WebSocketError.protocolViolation(code: .protocolError, reason: "a compressed frame came uncompressed")
+        }
+        let start = try inflater.inflate(frame.payload, isFinal: frame.isFinal, limit: maximumMessageSize)
+        let isText = fragmentedOpcode == .text
+        if isText {
+            let valid = inflater.withBytes(from: start) { textValidator.consume($0) }
+            if !valid || (frame.isFinal && !textValidator.isAtBoundary) {
+                throw WebSocketError.protocolViolation(code: .invalidFramePayloadData, reason: "a text message is not valid UTF-8")
+            }
+        }
+        guard frame.isFinal else { return nil }
+        let bytes = inflater.takeMessage()
+        fragmentedOpcode = nil
+        isReceivingCompressedMessage = false
         return .message(isText ? .text(String(decoding: bytes, as: UTF8.self)) : .binary(bytes))
     }
 
@@ -110,7 +141,8 @@ struct UTF8Validator {
     /// Consumes bytes; `false` as soon as they cannot be the start of valid UTF-8.
     mutating func consume(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBytes { consume($0) } }
 
-    private mutating func consume(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    /// Consumes bytes; `false` as soon as they cannot be the start of valid UTF-8.
+    mutating func consume(_ bytes: UnsafeRawBufferPointer) -> Bool {
         var index = 0
         let count = bytes.count
         while index < count {

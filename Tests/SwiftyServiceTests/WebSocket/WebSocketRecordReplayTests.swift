@@ -34,6 +34,7 @@ import FoundationNetworking
         let recorder = try RecordingBackend(recording: try CurlBackend(), to: file)
         let recording = uniqueRealm("ws-record").setBaseURL(base).use(recorder).setTimeout(10)
         let live = try await TestEndpoint(recording, "echo").webSocket(subprotocols: ["chat.v2"])
+        #expect(live.compression != nil, "a recorded socket still says what the server agreed to")
         try await live.send(.text("héllo"))
         #expect(try await live.receive() == .text("héllo"))
         try await live.send(.binary(Data([0, 1, 2, 255])))

@@ -103,10 +103,13 @@ enum CurlWebSocketConnector {
                 request: urlRequest, statusCode: head.statusCode, fields: HeaderFields(head.headers), data: body,
                 url: url)
         }
-        let subprotocol = try upgrade.handshake.validate(headers: head.headers)
+        let agreement = try upgrade.handshake.validate(headers: head.headers)
+        let deflate = try agreement.compression.map(WebSocketDeflate.init)
         handedOver = true
         upgrade.deposit(
-            WebSocketEngine(stream: stream, leftover: leftover, subprotocol: subprotocol, options: upgrade.options))
+            WebSocketEngine(
+                stream: stream, leftover: leftover, subprotocol: agreement.subprotocol, deflate: deflate,
+                options: upgrade.options))
         return Response(request: urlRequest, statusCode: 101, fields: HeaderFields(head.headers), data: Data(), url: url)
     }
 
