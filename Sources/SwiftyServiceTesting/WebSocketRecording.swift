@@ -122,6 +122,7 @@ final class WebSocketTape: @unchecked Sendable {
     private let lock = NSLock()
     private var steps: [WebSocketScript.Step] = []
     private var opened: Cassette.Interaction?
+    private var scrubber = Scrubber(secrets: [])
     private var ended = false
     private let finish: @Sendable (Cassette.Interaction) -> Void
 
@@ -149,8 +150,6 @@ final class WebSocketTape: @unchecked Sendable {
         }
         whole.map(finish)
     }
-
-    private var scrubber = Scrubber(secrets: [])
 
     private func completed() -> Cassette.Interaction? {
         guard var interaction = opened else { return nil }

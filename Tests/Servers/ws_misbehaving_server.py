@@ -123,26 +123,10 @@ async def read_client(reader, record):
                 return
             record["bytes"] += len(chunk)
             buffer += chunk
-            while len(buffer) >= 2:
-                length = buffer[1] & 0x7F
-                offset = 2
-                if length == 126:
-                    if len(buffer) < 4:
-                        break
-                    length, offset = struct.unpack("!H", buffer[2:4])[0], 4
-                elif length == 127:
-                    if len(buffer) < 10:
-                        break
-                    length, offset = struct.unpack("!Q", buffer[2:10])[0], 10
-                masked = buffer[1] & 0x80
-                total = offset + (4 if masked else 0) + length
-                if len(buffer) < total:
-                    break
-                key = buffer[offset:offset + 4] if masked else b"\0\0\0\0"
-                payload = bytes(b ^ key[i % 4] for i, b in enumerate(buffer[total - length:total]))
-                if buffer[0] & 0x0F == 8:
+            frames, buffer = unmasked_frames(buffer)
+            for first, payload in frames:
+                if first & 0x0F == 8:
                     record["close_code"] = struct.unpack("!H", payload[:2])[0] if len(payload) >= 2 else None
-                buffer = buffer[total:]
     except ConnectionError:
         return
 

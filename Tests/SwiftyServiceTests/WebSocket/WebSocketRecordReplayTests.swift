@@ -10,6 +10,12 @@ import FoundationNetworking
 /// A WebSocket recorded by `RecordingBackend` against the `websockets` server (Tests/Servers/ws_server.py) and
 /// played back by `ReplayBackend` with no network: the messages both ways, the subprotocol, the close.
 @Suite(.timeLimit(.minutes(1))) struct WebSocketRecordReplayTests {
+    /// A realm on the `websockets` server that records through CurlBackend into `file`.
+    private func recordingRealm(into file: URL) throws -> ServiceRealm {
+        uniqueRealm("ws-record").setBaseURL(try WebSocketServers.url("WS_URL"))
+            .use(try RecordingBackend(recording: try CurlBackend(), to: file)).setTimeout(10)
+    }
+
     private func cassetteFile() -> URL {
         temporaryDirectory("ws-cassette").appendingPathComponent("socket.json")
     }
@@ -67,8 +73,7 @@ import FoundationNetworking
         let file = cassetteFile()
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let base = try WebSocketServers.url("WS_URL")
-        let recording = uniqueRealm("ws-record").setBaseURL(base)
-            .use(try RecordingBackend(recording: try CurlBackend(), to: file)).setTimeout(10)
+        let recording = try recordingRealm(into: file)
         let live = try await TestEndpoint(recording, "close", parameters: ["code": 4000, "reason": "bye"]).webSocket()
         #expect(try await live.receive() == nil)
         #expect(live.closeCode == WebSocketCloseCode(rawValue: 4000))
@@ -86,8 +91,7 @@ import FoundationNetworking
         let file = cassetteFile()
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let base = try WebSocketServers.url("WS_URL")
-        let recording = uniqueRealm("ws-record").setBaseURL(base)
-            .use(try RecordingBackend(recording: try CurlBackend(), to: file)).setTimeout(10)
+        let recording = try recordingRealm(into: file)
         await #expect(throws: ServiceError.self) { _ = try await TestEndpoint(recording, "auth").webSocket() }
         let recorded = try #require(try Cassette.load(from: file).interactions.first)
         #expect(recorded.response?.status == 401 && recorded.webSocket == nil)
@@ -104,9 +108,7 @@ import FoundationNetworking
     @Test func theRequestsSecretsAreScrubbedFromTheMessages() async throws {
         let file = cassetteFile()
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
-        let recording = uniqueRealm("ws-record").setBaseURL(try WebSocketServers.url("WS_URL"))
-            .addHeaders(["Authorization": "Bearer s3cret-token"])
-            .use(try RecordingBackend(recording: try CurlBackend(), to: file)).setTimeout(10)
+        let recording = try recordingRealm(into: file).addHeaders(["Authorization": "Bearer s3cret-token"])
         let live = try await TestEndpoint(recording, "echo").webSocket()
         try await live.send(.text("{\"auth\": \"s3cret-token\"}"))
         #expect(try await live.receive() == .text("{\"auth\": \"s3cret-token\"}"))
