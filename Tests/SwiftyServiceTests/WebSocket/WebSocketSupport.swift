@@ -17,7 +17,7 @@ enum WebSocketServers {
 
     /// A realm on CurlBackend whose base URL is the server at `variable`.
     static func realm(_ variable: String = "WS_URL") throws -> ServiceRealm {
-        uniqueRealm("ws").setBaseURL(try url(variable)).use(try CurlBackend()).setTimeout(10)
+        uniqueRealm("ws").setBaseURL(try url(variable)).use(try CurlBackend()).setTimeout(30)
     }
 
     /// How many handshakes with `id` in their query each listener of ws_server.py has seen ("plain", "tls").
