@@ -200,6 +200,7 @@ async def handle(reader, writer):
                 writer.write(zeros)
                 await writer.drain()
                 record["sent"] += len(zeros)
+                await asyncio.sleep(0)  # drain() yields only once the buffer is full: let other connections in
         elif path == "/never-closes" or path == "/no-pong":
             writer.write(frame(0x1, b"hi"))
             await writer.drain()

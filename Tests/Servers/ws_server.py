@@ -73,7 +73,7 @@ async def handler(ws):
         await ws.wait_closed()
     elif path == "/large":
         size = int(query.get("size", "1048576"))
-        await ws.send(bytes(i % 251 for i in range(size)))
+        await ws.send((bytes(range(251)) * (size // 251 + 1))[:size])
         await ws.wait_closed()
     elif path == "/fragmented":
         await ws.send(["Hel", "lo, ", "κόσμε"])
@@ -103,6 +103,9 @@ async def handler(ws):
         try:
             while True:
                 await ws.send(payload)
+                # `send` yields only once the socket's buffer is full: to a client that reads as fast as this
+                # writes, the loop would serve no other connection (a CI run saw a keep-alive test's pongs wait 10 s).
+                await asyncio.sleep(0)
         except Exception:
             pass
     else:
