@@ -5,6 +5,7 @@ import Foundation
 struct BodyWriter {
     var data: Data?
     var file: BodyFile?
+    var stream: BodyStream?
     var contentType: String?
 
     static func write(_ draft: RequestDraft, method: HTTPMethod, into target: inout URLTarget)
@@ -56,6 +57,11 @@ struct BodyWriter {
                 throw target.invalid(.invalidBody("the file '\(url.path)' cannot be read"))
             }
             return BodyWriter(file: BodyFile(url: url, isTemporary: false), contentType: body.contentType)
+        case let .stream(stream):
+            if let length = stream.length, length < 0 {
+                throw target.invalid(.invalidBody("the declared length of the body stream, \(length), is negative"))
+            }
+            return BodyWriter(stream: stream, contentType: body.contentType)
         case let .multipart(form):
             do {
                 let (encoded, type) = try form.encode()

@@ -57,7 +57,7 @@ enum RequestBuilder {
         }
         let timeout = settings.top { $0.timeout } ?? RealmConfiguration.defaultTimeout
         let limits = settings.limits(timeout: timeout)
-        let mode = CallMode(downloadsToFile: draft.download != nil, uploadsFromFile: body.file != nil)
+        let mode = CallMode(downloadsToFile: draft.download != nil, uploadsFromFile: body.file != nil || body.stream != nil)
         let timeouts = Timeouts(timeout: timeout, resource: limits.resourceTimeout(for: mode))
         if let problem = timeouts.problem { throw target.invalid(problem) }
         if let download = draft.download, !download.replacesExisting,
@@ -73,7 +73,7 @@ enum RequestBuilder {
         if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
         request.httpBody = body.data
         return assemble(
-            request, draft, settings, body.file,
+            request, draft, settings, (body.file, body.stream),
             (timeouts.resource, limits.maxResponseSize(for: mode), limits),
             progress)
     }
@@ -94,7 +94,7 @@ enum RequestBuilder {
     }
 
     private static func assemble(
-        _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack, _ bodyFile: BodyFile?,
+        _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack, _ body: (file: BodyFile?, stream: BodyStream?),
         _ decided: (resourceTimeout: TimeInterval?, maxResponseSize: Int?, limits: RequestLimits),
         _ progress: ProgressThrottle?
     ) -> PreparedRequest {
@@ -104,13 +104,14 @@ enum RequestBuilder {
         let events = observers.isEmpty ? nil : EventEmitter(observers: observers)
         var backendRequest = BackendRequest(
             urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
-            sampleData: draft.sampleData, redaction: settings.redaction, bodySource: bodyFile,
+            sampleData: draft.sampleData, redaction: settings.redaction, bodySource: body.file,
             downloadFile: draft.download?.stagingFile(),
             maxResponseSize: decided.maxResponseSize,
             cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,
             progress: progress,
             collectsMetrics: collectsMetrics,
             reports: events)
+        backendRequest.bodyStream = body.stream
         backendRequest.maxConnectionsPerHost = settings.top { $0.maxConnectionsPerHost }
         backendRequest.httpVersion = settings.top { $0.httpVersion } ?? .automatic
         return PreparedRequest(

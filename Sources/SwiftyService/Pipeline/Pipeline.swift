@@ -166,7 +166,7 @@ extension PreparedRequest {
             || sent.needsAdapting(for: backend)
         {
             do {
-                try sent.adapt(for: backend)
+                try sent.adapt(for: backend, attempt: attempt)
                 try sent.addCookies()
             } catch {
                 exchange.answer(.failure(ServiceError(error, request: original)))
@@ -175,6 +175,19 @@ extension PreparedRequest {
         }
         events?.emit(.attemptStarted(attempt: attempt, sent.urlRequest))
         let heard = answering(exchange, attempt: attempt, keeping: sent.cookieJar)
+        if let stream = sent.bodyStream, !(backend is any BodyStreamingBackend) {
+            return collecting(stream, into: sent, original: original, for: exchange) { [self] collected in
+                dispatch(collected, mode: mode, streaming: streaming, awaited: false, original: original, heard)
+            }
+        }
+        return dispatch(sent, mode: mode, streaming: streaming, awaited: awaited, original: original, heard)
+    }
+
+    /// Sends a request made fit for the backend, whole or streamed as the call reads its body.
+    private func dispatch(
+        _ sent: BackendRequest, mode: CallState.Mode, streaming: (any StreamingBackend)?, awaited: Bool,
+        original: URLRequest, _ heard: @escaping @Sendable (Result<Response, any Error>) -> Void
+    ) -> BackendTask {
         guard mode == .streamed else { return send(sent, awaited: awaited, completion: heard) }
         // A backend that does not stream answers whole; its body still reaches the chain as a stream does,
         // so that middleware sees every stream the same way.
@@ -187,6 +200,33 @@ extension PreparedRequest {
             }
         sink.attach(task)
         return task
+    }
+
+    /// Reads a stream body into memory for a backend that does not stream it, then sends the request with it;
+    /// a failure of the sequence fails the attempt. Stopping the task stops the reading, or the request sent.
+    private func collecting(
+        _ stream: BodyStream, into request: BackendRequest, original: URLRequest, for exchange: Exchange,
+        then send: @escaping @Sendable (BackendRequest) -> BackendTask
+    ) -> BackendTask {
+        let sent = Locked<BackendTask?>.make(nil)
+        let task = Task {
+            var request = request
+            do {
+                request.urlRequest.httpBody = try await stream.collect()
+            } catch {
+                exchange.answer(.failure(ServiceError(error, request: original)))
+                return
+            }
+            request.bodyStream = nil
+            let started = send(request)
+            sent.withLock { $0 = started }
+            if Task.isCancelled { started.cancel() }
+        }
+        return BackendTask {
+            task.cancel()
+            stream.stop()
+            sent.value?.cancel()
+        }
     }
 
     /// What a backend's answer does: the cookies the head sets kept in `jar`, a failed attempt's metrics kept
@@ -289,17 +329,29 @@ extension ServiceError {
 extension BackendRequest {
     /// Whether ``adapt(for:)`` would change anything.
     func needsAdapting(for backend: any NetworkBackend) -> Bool {
-        (bodySource != nil || downloadFile != nil) && !backend.supportsStreaming
+        (bodySource != nil || downloadFile != nil) && !backend.supportsStreaming || bodyStream != nil
     }
 
     /// Makes the request one `backend` can take: a backend that does not stream gets the file body in
     /// memory and no download file (SwiftyService writes the download after it answers). A TLS policy the
     /// backend cannot carry out, or a version of HTTP it cannot speak, fails the request here, before anything
     /// is sent.
-    mutating func adapt(for backend: any NetworkBackend) throws {
+    /// A stream body is claimed here for the attempt: a later attempt finds it claimed and fails with
+    /// ``BodyStreamError/cannotResendForRetry(attempt:)``.
+    mutating func adapt(for backend: any NetworkBackend, attempt: Int) throws {
         try checkTLSPolicy(for: backend)
         try checkHTTPVersion(for: backend)
+        if let bodyStream {
+            if backend.supportsStreaming, !(backend is any BodyStreamingBackend) {
+                throw ServiceError.invalidRequest(
+                    .unsupportedBodyStream(backend: String(describing: type(of: backend))),
+                    method: HTTPMethod(rawValue: urlRequest.httpMethod ?? "GET"),
+                    url: (urlRequest.url?.absoluteString ?? "?").abbreviatedURL)
+            }
+            guard bodyStream.claim() else { throw BodyStreamError.cannotResendForRetry(attempt: attempt) }
+        }
         guard needsAdapting(for: backend) else { return }
+        guard (bodySource != nil || downloadFile != nil) && !backend.supportsStreaming else { return }
         if let file = bodySource {
             urlRequest.httpBody = try Data(contentsOf: file.url)
             bodySource = nil

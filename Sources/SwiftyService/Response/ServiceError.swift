@@ -60,6 +60,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
         /// The realm asks for a version of HTTP the backend cannot speak
         /// (``NetworkBackend/supportedHTTPVersions``).
         case unsupportedHTTPVersion(backend: String, version: HTTPVersionPreference)
+        /// The body is a stream (``RequestBody/stream(_:length:contentType:)``) and the backend streams files but
+        /// cannot stream this (``URLSessionBackend``); it is refused rather than held whole in memory.
+        case unsupportedBodyStream(backend: String)
 
         /// The cause in words.
         public var description: String {
@@ -91,6 +94,9 @@ public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedErr
             case let .unsupportedHTTPVersion(backend, version):
                 "the realm asks for \(version), which \(backend) cannot speak; use CurlBackend or the "
                     + "automatic version"
+            case let .unsupportedBodyStream(backend):
+                "the body is a stream, which \(backend) cannot send as it comes; use CurlBackend, or send "
+                    + "the body as Data or a file"
             }
         }
     }

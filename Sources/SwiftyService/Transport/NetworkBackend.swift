@@ -143,6 +143,9 @@ public struct BackendRequest: Sendable {
     /// backends whose ``NetworkBackend/supportedTLSFeatures`` cover it see one.
     public internal(set) var tlsPolicy: TLSPolicy?
     var bodySource: BodyFile?
+    /// A body read from an `AsyncSequence`, once; only backends that stream it (``BodyStreamingBackend``) see
+    /// one, others get it collected into `urlRequest.httpBody`.
+    var bodyStream: BodyStream?
     var progress: ProgressThrottle?
     /// Whether the realm collects metrics: a backend that can measures the attempt into
     /// ``Response/metrics`` (one ``TransferMetrics``).
@@ -237,6 +240,12 @@ package protocol StoppableTransfer: AnyObject, Sendable {
     /// Stops the transfer; it ends as cancelled unless it has ended already.
     func stop()
 }
+
+/// A backend that sends a ``RequestBody/stream(_:length:contentType:)`` body as it comes, from
+/// ``BackendRequest/bodyStream``. A backend that streams files (``NetworkBackend/supportsStreaming``) but is not
+/// one refuses such a body, rather than hold a body of any size in memory; one that does not stream gets it
+/// collected, as it gets files read.
+package protocol BodyStreamingBackend: NetworkBackend {}
 
 /// A backend that can carry out a request on the sending thread instead of handing it to a thread of its
 /// own, for senders that only wait for the answer.

@@ -149,3 +149,6 @@ extension CurlBackend: CallerDrivenBackend {
         send(request, driving: true, completion: completion)
     }
 }
+
+/// Sends stream bodies as they come, through a bounded buffer (CurlTransfer's read callback).
+extension CurlBackend: BodyStreamingBackend {}

@@ -70,7 +70,15 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private var bodyBytes: Data?
     private var bodyFile: FileHandle?
     private var bodyOffset = 0
+    /// The body's length; -1 for a stream of unknown length (sent chunked).
     private(set) var bodyLength: Int64 = 0
+    /// A stream body, on the first hop: libcurl's reads drain its buffer, and pause the transfer while it is
+    /// empty (`isAwaitingBody`) until the stream has more and the loop resumes the transfer.
+    private var bodyStream: BodyStream?
+    var isAwaitingBody = false
+    /// The stream's failure (its sequence threw, or gave another length than declared), reported instead of
+    /// libcurl's "operation aborted by callback".
+    private(set) var bodyStreamFailure: (any Error)?
 
     init(
         request: BackendRequest, policy: RedirectPolicy, loop: CurlLoop,
@@ -103,6 +111,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             let size = (try FileManager.default.attributesOfItem(atPath: file.path))[.size] as? Int64
             bodyLength = size ?? 0
         }
+        bodyStream = redirects == 0 ? request.bodyStream : nil
+        if let bodyStream { bodyLength = bodyStream.length ?? -1 }
         if let download = request.downloadFile {
             try FileManager.default.createDirectory(
                 at: download.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -111,7 +121,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         }
     }
 
-    var hasBody: Bool { bodyBytes != nil || bodyFile != nil }
+    var hasBody: Bool { bodyBytes != nil || bodyFile != nil || bodyStream != nil }
 
     deinit {
         ccurl_tls_watch_release(handshakeWatch)
@@ -321,7 +331,18 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
         heardFrom()
         var count = 0
-        if let bodyFile {
+        if let bodyStream {
+            switch bodyStream.read(into: buffer, whenReadable: { [loop] in loop.resume(self) }) {
+            case let .bytes(taken): count = taken
+            case .wait:
+                isAwaitingBody = true
+                return Self.readPause
+            case .end: break
+            case let .failed(error):
+                bodyStreamFailure = error
+                return Self.readAbort
+            }
+        } else if let bodyFile {
             guard let chunk = try? bodyFile.read(upToCount: buffer.count) else { return Self.readAbort }
             chunk.copyBytes(to: buffer)
             count = chunk.count
@@ -334,18 +355,23 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             }
         }
         bodyOffset += count
-        if request.wantsProgress, bodyLength > 0 {
+        if request.wantsProgress, bodyLength != 0 {
             request.reportProgress(
-                TransferProgress(direction: .upload, completed: Int64(bodyOffset), expected: bodyLength))
+                TransferProgress(
+                    direction: .upload, completed: Int64(bodyOffset), expected: bodyLength < 0 ? nil : bodyLength))
         }
         return count
     }
 
     /// `CURL_READFUNC_ABORT`
     static let readAbort = 0x1000_0000
+    /// `CURL_READFUNC_PAUSE`
+    static let readPause = 0x1000_0001
 
     /// Moves the body back to `offset` for libcurl to send it again; `false` if that cannot be done.
     func rewind(to offset: Int64) -> Bool {
+        // A stream cannot go back: only to where it is (libcurl asks for 0 before it has read a byte).
+        if bodyStream != nil { return offset == bodyOffset }
         guard offset >= 0, offset <= bodyLength else { return false }
         if let bodyFile {
             do { try bodyFile.seek(toOffset: UInt64(offset)) } catch { return false }
@@ -386,6 +412,15 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         output = nil
         try? bodyFile?.close()
         bodyFile = nil
+        bodyStream?.stop()
+        bodyStream = nil
+    }
+
+    /// Why the hop must not follow a `307`/`308` redirect to `next`: it would send the body again, and the
+    /// body is a stream, read once.
+    func refusalToResendBody(after status: Int, to next: URLRequest) -> BodyStreamError? {
+        guard request.bodyStream != nil, status == 307 || status == 308 else { return nil }
+        return .cannotResendForRedirect(status: status, location: next.url?.absoluteString ?? "?")
     }
 
     /// Keeps a hop's metrics: the hops before the last one add up to its redirect time.

@@ -239,6 +239,7 @@ struct LibCurl: @unchecked Sendable {
         static let acceptEncoding: Int32 = 10_102
         static let httpContentDecoding: Int32 = 158
         static let postFieldSizeLarge: Int32 = 30_120
+        static let expect100TimeoutMilliseconds: Int32 = 227
         static let errorBuffer: Int32 = 10_010
         static let protocols: Int32 = 181
         static let redirectProtocols: Int32 = 182
