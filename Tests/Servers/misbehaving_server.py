@@ -32,6 +32,17 @@ Run: python3 misbehaving_server.py PORT   (prints "sink-port N", then "ready" on
                           percent-decoded once, byte for byte, so that it may hold commas, quotes and control
                           characters), and as its body the request's `Cookie` header exactly as it came (empty
                           without one); with `redirect=P`, a 302 to P instead, its lines set all the same
+  /upload?id=I&status=S&pause=P
+                          reads the request's body (Content-Length or chunked), sleeping P seconds (0 if
+                          absent) after each read of at most 64 KiB; answers `100 Continue` first when the
+                          request expects it; then S (200 if absent) with JSON {"length", "sha256", "chunked",
+                          "expect", "complete"}, which it also keeps under I
+  /refuse-upload?id=I&status=S
+                          answers S (413 if absent) as soon as the head is in, without a `100 Continue` and
+                          without reading the body, then counts the body bytes that come anyway (until the
+                          client closes, 2 s at most) and keeps the count under I as "length"
+  /uploads?id=I           the JSON list of what the requests under I delivered, in order (waits up to 5 s
+                          for one still being counted)
   /sink-bytes             the number of bytes the sink has received, as text
   /sink-reset             sets that number to 0 (answers 204)
 
@@ -39,6 +50,8 @@ The sink is a second plain TCP listener on a port of its own (the "sink-port" li
 answers nothing and counts every byte received, so a test can tell that a redirect to gopher://, dict://
 or ftp:// at that port sent nothing at all.
 """
+import hashlib
+import json
 import socket
 import socketserver
 import struct
@@ -79,6 +92,92 @@ def read_request(connection, data):
             return None
         body += chunk
     return body[:length], body[length:]
+
+
+class Uploads:
+    """What each upload delivered, by the id its query gave."""
+    records = {}
+    counting = {}
+    changed = threading.Condition()
+
+    @classmethod
+    def begin(cls, key):
+        with cls.changed:
+            cls.counting[key] = cls.counting.get(key, 0) + 1
+
+    @classmethod
+    def end(cls, key, record):
+        with cls.changed:
+            cls.records.setdefault(key, []).append(record)
+            cls.counting[key] -= 1
+            cls.changed.notify_all()
+
+    @classmethod
+    def of(cls, key):
+        with cls.changed:
+            cls.changed.wait_for(lambda: cls.counting.get(key, 0) == 0, timeout=5)
+            return list(cls.records.get(key, []))
+
+
+class BodyReader:
+    """Reads a request's body from a connection, after the bytes of it that came with the head."""
+
+    def __init__(self, connection, head, rest, pause):
+        self.connection = connection
+        self.buffer = rest
+        self.pause = pause
+        self.chunked = b"transfer-encoding: chunked" in head.lower()
+        self.length = 0
+        for line in head.split(b"\r\n")[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                self.length = int(value.strip())
+
+    def more(self):
+        chunk = self.connection.recv(65536)
+        if not chunk:
+            raise EOFError
+        if self.pause:
+            time.sleep(self.pause)
+        self.buffer += chunk
+
+    def take(self, count):
+        while len(self.buffer) < count:
+            self.more()
+        taken, self.buffer = self.buffer[:count], self.buffer[count:]
+        return taken
+
+    def line(self):
+        while b"\r\n" not in self.buffer:
+            self.more()
+        line, _, self.buffer = self.buffer.partition(b"\r\n")
+        return line
+
+    def pieces(self):
+        """The body's bytes, a piece at a time."""
+        if not self.chunked:
+            left = self.length
+            while left > 0:
+                if not self.buffer:
+                    self.more()
+                piece, self.buffer = self.buffer[:left], self.buffer[left:]
+                left -= len(piece)
+                yield piece
+            return
+        while True:
+            size = int(self.line().split(b";")[0], 16)
+            if size == 0:
+                while self.line():
+                    pass
+                return
+            left = size
+            while left > 0:
+                if not self.buffer:
+                    self.more()
+                piece, self.buffer = self.buffer[:left], self.buffer[left:]
+                left -= len(piece)
+                yield piece
+            self.take(2)
 
 
 def reset(connection):
@@ -272,6 +371,66 @@ class Handler(socketserver.BaseRequestHandler):
         # AddressSanitizer got the send failure).
         if read_request(connection, rest) is not None:
             reset(connection)
+
+    def header(self, name):
+        for line in self.data.split(b"\r\n\r\n", 1)[0].split(b"\r\n")[1:]:
+            key, _, value = line.partition(b":")
+            if key.strip().lower() == name:
+                return value.strip().decode("latin-1")
+        return None
+
+    def route_upload(self, connection):
+        key = self.query.get("id", [""])[0]
+        status = self.query.get("status", ["200"])[0]
+        head, _, rest = self.data.partition(b"\r\n\r\n")
+        expect = self.header(b"expect")
+        if (expect or "").lower() == "100-continue":
+            connection.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        reader = BodyReader(connection, head, rest, float(self.query.get("pause", ["0"])[0]))
+        digest = hashlib.sha256()
+        length = 0
+        complete = False
+        Uploads.begin(key)
+        try:
+            for piece in reader.pieces():
+                digest.update(piece)
+                length += len(piece)
+            complete = True
+        except (EOFError, OSError, ValueError):
+            pass
+        record = {"length": length, "sha256": digest.hexdigest(), "chunked": reader.chunked,
+                  "expect": expect, "complete": complete}
+        Uploads.end(key, record)
+        if complete:
+            body = json.dumps(record).encode()
+            connection.sendall(self.head(f"{status} Upload", [("Content-Type", "application/json"),
+                                                               ("Content-Length", str(len(body)))]) + body)
+
+    def route_refuse_upload(self, connection):
+        key = self.query.get("id", [""])[0]
+        status = self.query.get("status", ["413"])[0]
+        Uploads.begin(key)
+        received = len(self.data.partition(b"\r\n\r\n")[2])
+        connection.sendall(self.head(f"{status} Refused", [("Content-Length", "0")]))
+        connection.settimeout(0.2)
+        deadline = time.monotonic() + 2
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    chunk = connection.recv(65536)
+                except socket.timeout:
+                    continue
+                if not chunk:
+                    break
+                received += len(chunk)
+        except OSError:
+            pass
+        Uploads.end(key, {"length": received})
+
+    def route_uploads(self, connection):
+        body = json.dumps(Uploads.of(self.query.get("id", [""])[0])).encode()
+        connection.sendall(self.head("200 OK", [("Content-Type", "application/json"),
+                                                ("Content-Length", str(len(body)))]) + body)
 
     def route_sink_bytes(self, connection):
         with Sink.lock:

@@ -1,0 +1,292 @@
+import Foundation
+import ProcessProbes
+import SwiftyService
+import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Uploads from an `AsyncSequence` (`RequestBody.stream`), and `Expect: 100-continue` for large bodies, against
+/// misbehaving_server.py: `/upload` reads a body (sized or chunked) and answers its length and SHA-256,
+/// `/refuse-upload` answers 413 without reading and counts what comes anyway, `/uploads` tells what each id's
+/// requests delivered.
+@Suite("Uploads from a stream", .timeLimit(.minutes(3)), .tags(.realServer))
+struct StreamedUploadTests {
+    func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
+        uniqueRealm("upload").setBaseURL(try MisbehavingServer.url()).use(try kind.make())
+    }
+
+    @Test(arguments: ConformingBackend.allCases, [true, false])
+    func aStreamArrivesByteForByteWithItsLengthOrChunked(_ kind: ConformingBackend, lengthKnown: Bool)
+        async throws
+    {
+        let body = patternData(count: 3_000_001, step: 13)
+        let chunks = SlicedChunks(data: body, sizes: [1, 65_536, 7, 300_000, 1_000, 0])
+        let id = UUID().uuidString
+        let endpoint = TestEndpoint(
+            try realm(kind), "upload", method: .put, parameters: ["id": id],
+            body: .stream(chunks, length: lengthKnown ? Int64(body.count) : nil))
+        guard kind != .urlSession else {
+            // URLSessionBackend cannot stream it on Linux and refuses it before sending (fails closed).
+            let error = await #expect(throws: ServiceError.self) { try await endpoint.request() }
+            guard case let .invalidRequest(reason, _, url)? = error else {
+                Issue.record("expected invalidRequest, got \(String(describing: error))")
+                return
+            }
+            #expect(reason == .unsupportedBodyStream(backend: "URLSessionBackend"))
+            #expect(url.contains("/upload"))
+            #expect(try await uploads(id, kind).isEmpty)
+            return
+        }
+        let record = try await endpoint.request().decode(UploadRecord.self)
+        #expect(record.length == body.count && record.sha256 == sha256Hex(body), "\(kind)")
+        #expect(record.complete == true)
+        if kind == .curl {
+            // CurlBackend streams it: sized when the length is known, chunked when not; over 1 MiB, it waits
+            // for the server's 100 Continue.
+            #expect(record.chunked == !lengthKnown)
+            #expect(record.expect == "100-continue")
+        }
+    }
+
+    @Test func aSmallStreamOfUnknownLengthIsSentChunked() async throws {
+        let body = Data("hello, stream".utf8)
+        let id = UUID().uuidString
+        let record = try await TestEndpoint(
+            try realm(.curl), "upload", method: .post, parameters: ["id": id],
+            body: .stream(SlicedChunks(data: body, sizes: [5, 3])), headers: ["Expect": ""]
+        ).request().decode(UploadRecord.self)
+        #expect(record.length == body.count && record.sha256 == sha256Hex(body) && record.chunked == true)
+    }
+
+    @Test(arguments: [ConformingBackend.curl, .legacy])
+    func aRetryOfAStreamIsRefusedAndTheServerGetsNoSecondBody(_ kind: ConformingBackend) async throws {
+        // `/upload?status=503` reads the whole body, then answers 503, which the retry middleware retries (PUT).
+        let body = patternData(count: 200_000)
+        let id = UUID().uuidString
+        let waits = CallbackRecorder<TimeInterval>()
+        let realm = try realm(kind).addMiddleware(.retry(.instant(recordingWaitsIn: waits)))
+        let endpoint = TestEndpoint(
+            realm, "upload", method: .put, parameters: ["id": id, "status": 503],
+            body: .stream(SlicedChunks(data: body, sizes: [65_536]), length: Int64(body.count)))
+        let error = await #expect(throws: ServiceError.self) { try await endpoint.request() }
+        #expect(error?.kind == .transport, "\(kind): \(String(describing: error))")
+        #expect(error?.underlyingError as? BodyStreamError == .cannotResendForRetry(attempt: 2))
+        #expect(error?.attempts == 2)
+        let description = error?.description ?? ""
+        #expect(description.contains("PUT ") && description.contains("/upload?id=\(id)"), "\(description)")
+        #expect(description.contains("cannot be sent again"))
+        // One body, whole; no second request, partial or empty.
+        let seen = try await uploads(id, kind)
+        #expect(seen.count == 1 && seen.first?.length == body.count && seen.first?.complete == true, "\(seen)")
+    }
+
+    @Test func theSameStreamBodySentTwiceIsRefusedTheSecondTime() async throws {
+        let id = UUID().uuidString
+        let endpoint = TestEndpoint(
+            try realm(.curl), "upload", method: .post, parameters: ["id": id],
+            body: .stream(SlicedChunks(data: Data("once".utf8), sizes: [4]), length: 4))
+        _ = try await endpoint.request()
+        let error = await #expect(throws: ServiceError.self) { try await endpoint.request() }
+        #expect(error?.underlyingError as? BodyStreamError == .cannotResendForRetry(attempt: 1))
+        #expect(try await uploads(id, .curl).count == 1)
+    }
+
+    @Test(arguments: [307, 308])
+    func aRedirectThatWouldResendAStreamIsNotFollowed(_ status: Int) async throws {
+        let id = UUID().uuidString
+        let error = await #expect(throws: ServiceError.self) {
+            try await TestEndpoint(
+                try realm(.curl), "redirect", method: .post,
+                parameters: ["to": "/upload?id=\(id)", "status": status],
+                body: .stream(SlicedChunks(data: patternData(count: 5_000), sizes: [1_000]), length: 5_000)
+            ).request()
+        }
+        #expect(
+            error?.underlyingError as? BodyStreamError
+                == .cannotResendForRedirect(status: status, location: try MisbehavingServer.url().absoluteString
+                    + "/upload?id=\(id)"),
+            "\(String(describing: error))")
+        #expect(error?.description.contains("/redirect?") == true)
+        #expect(try await uploads(id, .curl).isEmpty)
+    }
+
+    @Test func aSequenceThatThrowsFailsTheRequestWithItsError() async throws {
+        let error = await #expect(throws: ServiceError.self) {
+            try await TestEndpoint(
+                try realm(.curl), "upload", method: .post,
+                body: .stream(ThrowingChunks(before: 3), length: 1_000_000)
+            ).request()
+        }
+        #expect(error?.underlyingError is ChunkFailure, "\(String(describing: error))")
+    }
+
+    @Test(arguments: [Int64(10), 1_000_000])
+    func aStreamOfAnotherLengthThanDeclaredFails(_ declared: Int64) async throws {
+        let error = await #expect(throws: ServiceError.self) {
+            try await TestEndpoint(
+                try realm(.curl), "upload", method: .post,
+                body: .stream(SlicedChunks(data: patternData(count: 1_000), sizes: [100]), length: declared)
+            ).request()
+        }
+        guard case let .lengthMismatch(declaredInError, _)? = error?.underlyingError as? BodyStreamError else {
+            Issue.record("expected a length mismatch, got \(String(describing: error))")
+            return
+        }
+        #expect(declaredInError == declared)
+    }
+
+    @Test func aLargeBodyRefusedBeforeItIsReadCostsNoUpload() async throws {
+        // 50 MB each way, from a file, a stream of known length and one of unknown length: the server answers
+        // 413 to the head (no 100 Continue) and counts the body bytes that come anyway.
+        let size = 50_000_000
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("refused-\(UUID().uuidString)")
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+        try FileHandle(forWritingTo: file).truncate(atOffset: UInt64(size))
+        defer { try? FileManager.default.removeItem(at: file) }
+        let bodies: [(String, RequestBody)] = [
+            ("file", .file(file)),
+            ("sized stream", .stream(GeneratedChunks(count: size), length: Int64(size))),
+            ("chunked stream", .stream(GeneratedChunks(count: size))),
+        ]
+        for (name, body) in bodies {
+            let id = UUID().uuidString
+            let error = await #expect(throws: ServiceError.self) {
+                try await TestEndpoint(
+                    try realm(.curl), "refuse-upload", method: .post, parameters: ["id": id], body: body
+                ).request()
+            }
+            #expect(error?.kind == .unacceptableStatusCode, "\(name): \(String(describing: error))")
+            #expect(error?.response?.statusCode == 413, "\(name)")
+            let received = try await uploads(id, .curl).first?.length
+            #expect(received == 0, "\(name): the server received \(String(describing: received)) bytes of body")
+        }
+    }
+
+    /// What the requests sent under `id` delivered, as the server counted.
+    private func uploads(_ id: String, _ kind: ConformingBackend) async throws -> [UploadRecord] {
+        try await TestEndpoint(try realm(.curl), "uploads", parameters: ["id": id]).request()
+            .decode([UploadRecord].self)
+    }
+}
+
+/// A streamed upload of 128 MiB from a sequence that makes each chunk as it is asked for, to a server that
+/// reads 64 KiB per millisecond at most: the client's memory grows by the bounded buffer, not by the body.
+///
+/// Alone in its own process (scripts/test runs it by itself), so that the peak it measures is its upload's.
+@Suite("A streamed upload's memory", .serialized, .timeLimit(.minutes(2)), .tags(.realServer))
+struct StreamedUploadMemoryTests {
+    @Test func aSlowlyReadStreamedUploadKeepsMemoryBounded() async throws {
+        let size = 128 << 20
+        let realm = uniqueRealm("upload-memory").setBaseURL(try MisbehavingServer.url())
+            .use(try ConformingBackend.curl.make())
+        let id = UUID().uuidString
+        resetPeakResident()
+        let before = residentKilobytes()
+        let start = Date()
+        let record = try await TestEndpoint(
+            realm, "upload", method: .put, parameters: ["id": id, "pause": 0.001],
+            body: .stream(GeneratedChunks(count: size), length: Int64(size))
+        ).request().decode(UploadRecord.self)
+        let peak = peakResidentKilobytes()
+        let grewBy = (peak - before) / 1024
+        print(
+            "streamed upload: \(size >> 20) MiB in \(Date().timeIntervalSince(start)) s; resident \(before / 1024) MB "
+                + "before, peak \(peak / 1024) MB (+\(grewBy) MB)")
+        #expect(record.length == size && record.complete == true)
+        // The buffer holds about 1 MiB; unbounded, the body is 128 MiB.
+        #expect(grewBy < 24, "the peak grew by \(grewBy) MB")
+    }
+}
+
+/// What misbehaving_server.py's `/upload` and `/refuse-upload` saw of a body.
+struct UploadRecord: Decodable, Sendable {
+    let length: Int
+    var sha256: String?
+    var chunked: Bool?
+    var expect: String?
+    var complete: Bool?
+}
+
+/// `data` cut into chunks of `sizes` bytes in turn (a size of 0 makes an empty chunk), each chunk a copy.
+struct SlicedChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let data: Data
+    let sizes: [Int]
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let data: Data
+        let sizes: [Int]
+        var offset = 0
+        var turn = 0
+
+        mutating func next() async -> Data? {
+            guard offset < data.count else { return nil }
+            let size = sizes[turn % sizes.count]
+            turn += 1
+            let end = Swift.min(data.count, offset + size)
+            defer { offset = end }
+            return Data(data[data.startIndex + offset..<data.startIndex + end])
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(data: data, sizes: sizes) }
+}
+
+/// `count` bytes in chunks of 64 KiB, each one made (and allocated) as it is asked for.
+struct GeneratedChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let count: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let count: Int
+        var made = 0
+
+        mutating func next() async -> Data? {
+            guard made < count else { return nil }
+            let size = Swift.min(65_536, count - made)
+            made += size
+            return Data(repeating: UInt8(truncatingIfNeeded: made >> 16), count: size)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(count: count) }
+}
+
+/// What ``ThrowingChunks`` throws.
+struct ChunkFailure: Error {}
+
+/// A few chunks, then a failure.
+struct ThrowingChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let before: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var left: Int
+
+        mutating func next() async throws -> Data? {
+            guard left > 0 else { throw ChunkFailure() }
+            left -= 1
+            return Data(repeating: 1, count: 1_000)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(left: before) }
+}
+
+/// The SHA-256 of `data` in lowercase hex, by the system's `sha256sum`.
+private func sha256Hex(_ data: Data) -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    let input = Pipe()
+    let output = Pipe()
+    process.standardInput = input
+    process.standardOutput = output
+    try? process.run()
+    input.fileHandleForWriting.write(data)
+    try? input.fileHandleForWriting.close()
+    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    return String(text.prefix(64))
+}
