@@ -58,6 +58,10 @@ struct ScenarioProcessFailed: Error, CustomStringConvertible {
     var description: String { "\(scenario): its process failed (status \(status))" }
 }
 
+if argument("--own-process") == "upload.stream.memory" {
+    report(try await uploadStreamMemory(settings))
+    exit(0)
+}
 if argument("--own-process") == "transfer.memory.curl", let liveURL {
     report(try await transferMemory(settings, base: liveURL, curl: true))
     exit(0)
@@ -113,6 +117,7 @@ if wanted("generate.large") || wanted("generate.stripe") || wanted("generate.lar
 }
 if let liveURL, wanted("transfer.memory") { report(try await transferMemory(settings, base: liveURL)) }
 if let liveURL, wanted("transfer.memory.curl") { try runInOwnProcess("transfer.memory.curl", url: liveURL) }
+if let liveURL, wanted("upload.stream.memory") { try runInOwnProcess("upload.stream.memory", url: liveURL) }
 if let url = argument("--ws-url").flatMap(URL.init(string:)), let rawPort = argument("--ws-raw-port").flatMap(Int.init) {
     let target = WebSocketTarget(url: url, rawPort: rawPort)
     if wanted("ws.echo") { report(try await webSocketEcho(settings, target: target)) }

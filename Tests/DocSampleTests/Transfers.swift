@@ -59,4 +59,29 @@ enum TransfersSamples {
         _ = uploaded
         _ = response
     }
+
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 80)
+    struct ExportService: SwiftyServiceProtocol {
+        let rows: AsyncThrowingStream<Data, any Error>
+        let size: Int64?
+
+        var realm: ServiceRealm { .get("exports") }
+        var path: String { "exports" }
+        var method: HTTPMethod { .put }
+        var body: RequestBody? { .stream(rows, length: size, contentType: "text/csv") }
+    }
+    #sourceLocation()
+
+    /// Sources/SwiftyService/SwiftyService.docc/Transfers.md, swift block 2.
+    static func sample2() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 90)
+        let (rows, writer) = AsyncThrowingStream<Data, any Error>.makeStream(bufferingPolicy: .bufferingOldest(4))
+        Task {
+            for line in ["id,name\n", "1,Ann\n", "2,Bob\n"] { writer.yield(Data(line.utf8)) }
+            writer.finish()
+        }
+        let stored = try await ExportService(rows: rows, size: nil).request()   // sent chunked: no length given
+        #sourceLocation()
+        _ = stored
+    }
 }
