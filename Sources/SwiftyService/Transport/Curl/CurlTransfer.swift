@@ -75,6 +75,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// A stream body, on the first hop: libcurl's reads drain its buffer, and pause the transfer while it is
     /// empty (`isAwaitingBody`) until the stream has more and the loop resumes the transfer.
     private var bodyStream: BodyStream?
+    /// Whether the hop follows a 307 or 308, which sends the body again (a file from its start).
+    private var resendsBody = false
     var isAwaitingBody = false
     /// The stream's failure (its sequence threw, or gave another length than declared), reported instead of
     /// libcurl's "operation aborted by callback".
@@ -106,7 +108,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         bodyFile = nil
         bodyBytes = current.httpBody
         bodyLength = Int64(bodyBytes?.count ?? 0)
-        if redirects == 0, let file = request.bodyFile {
+        if redirects == 0 || resendsBody, let file = request.bodyFile {
             bodyFile = try FileHandle(forReadingFrom: file)
             let size = (try FileManager.default.attributesOfItem(atPath: file.path))[.size] as? Int64
             bodyLength = size ?? 0
@@ -403,7 +405,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         let step = policy.step(
             after: head, setCookieLines: setCookieLines, sent: current, proposed: proposed, for: request,
             redirects: redirects)
-        if case let .follow(next) = step { current = next }
+        if case let .follow(next) = step {
+            current = next
+            resendsBody = head.statusCode == 307 || head.statusCode == 308
+        }
         return step
     }
 

@@ -300,8 +300,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
             tracked.withLock { $0[task.taskIdentifier]?.ending = .refused(refusal) }
             completionHandler(nil)
         case let .follow(next)
-        where next.httpBody != nil && (response.statusCode == 307 || response.statusCode == 308):
-            // Stop here and send the request again ourselves: following it, Linux would drop the body.
+        where (next.httpBody != nil || entry.request.bodyFile != nil)
+            && (response.statusCode == 307 || response.statusCode == 308):
+            // Stop here and send the request again ourselves: following it, Linux would drop the body (a file
+            // body too: the next task uploads from the file again).
             tracked.withLock { $0[task.taskIdentifier]?.ending = .resend(next, redirects: entry.redirects) }
             completionHandler(nil)
         case let .follow(next):
