@@ -192,6 +192,26 @@ struct StreamedUploadTests {
         #expect(record.length == body.count && record.sha256 == sha256Hex(body), "\(kind)")
     }
 
+    @Test func cancellingAStreamedUploadStopsReadingTheSequenceAndLetsItGo() async throws {
+        // `/upload?pause=0.05` reads at most 64 KiB per 50 ms: the 100 MB body is far from sent when cancelled.
+        let pulled = PulledBytes()
+        let endpoint = TestEndpoint(
+            try realm(.curl), "upload", method: .put, parameters: ["pause": 0.05],
+            body: .stream(CountingChunks(count: 100_000_000, pulled: pulled), length: 100_000_000))
+        let task = Task { try await endpoint.request() }
+        try await Task.sleep(for: .milliseconds(500))
+        task.cancel()
+        let error = await #expect(throws: ServiceError.self) { try await task.value }
+        #expect(error?.kind == .cancelled, "\(String(describing: error))")
+        let atCancel = pulled.count
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(pulled.count == atCancel, "the sequence was read on after the cancel")
+        // The task that read it has ended: nothing holds the sequence.
+        #expect(pulled.iteratorDropped)
+        // What the socket took, plus the bounded buffer: a few MB, not the 100 MB.
+        #expect(atCancel < 16_000_000, "\(atCancel) bytes pulled")
+    }
+
     /// What the requests sent under `id` delivered, as the server counted.
     private func uploads(_ id: String, _ kind: ConformingBackend) async throws -> [UploadRecord] {
         try await TestEndpoint(try realm(.curl), "uploads", parameters: ["id": id]).request()
@@ -251,6 +271,48 @@ struct GeneratedChunks: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(count: count) }
+}
+
+/// How many bytes a ``CountingChunks`` gave.
+final class PulledBytes: Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var total = 0
+    nonisolated(unsafe) private var dropped = false
+
+    var count: Int { lock.withLock { total } }
+    /// Whether the sequence's iterator is gone: nothing holds the sequence any more.
+    var iteratorDropped: Bool { lock.withLock { dropped } }
+    func add(_ bytes: Int) { lock.withLock { total += bytes } }
+    func dropIterator() { lock.withLock { dropped = true } }
+}
+
+/// Tells ``PulledBytes`` when the iterator holding it goes.
+final class IteratorLifetime: Sendable {
+    let pulled: PulledBytes
+    init(_ pulled: PulledBytes) { self.pulled = pulled }
+    deinit { pulled.dropIterator() }
+}
+
+/// `count` bytes in chunks of 64 KiB, counting what was asked for.
+struct CountingChunks: AsyncSequence, Sendable {
+    typealias Element = Data
+    let count: Int
+    let pulled: PulledBytes
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var generated: GeneratedChunks.AsyncIterator
+        let lifetime: IteratorLifetime
+
+        mutating func next() async -> Data? {
+            let chunk = await generated.next()
+            lifetime.pulled.add(chunk?.count ?? 0)
+            return chunk
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(generated: GeneratedChunks(count: count).makeAsyncIterator(), lifetime: IteratorLifetime(pulled))
+    }
 }
 
 /// What ``ThrowingChunks`` throws.
