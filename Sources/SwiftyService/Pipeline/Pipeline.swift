@@ -289,7 +289,8 @@ extension PreparedRequest {
             backend: ObjectIdentifier(backend as AnyObject), tlsPolicy: backendRequest.tlsPolicy,
             httpVersion: backendRequest.httpVersion, cookieJar: backendRequest.cookieJar.map(ObjectIdentifier.init),
             maxResponseSize: backendRequest.maxResponseSize, collectsMetrics: backendRequest.collectsMetrics,
-            bodyFile: backendRequest.bodyFile, redaction: backendRequest.redaction,
+            bodyFile: backendRequest.bodyFile, bodyStream: backendRequest.bodyStream.map(ObjectIdentifier.init),
+            redaction: backendRequest.redaction,
             crudMethod: backendRequest.crudMethod, sampleData: backendRequest.sampleData,
             endpoint: backendRequest.builtFrom.map { ObjectIdentifier(type(of: $0)) })
     }
@@ -305,6 +306,8 @@ private struct SendingRules: Hashable {
     let maxResponseSize: Int?
     let collectsMetrics: Bool
     let bodyFile: URL?
+    /// A stream body, which another call's trip would not send.
+    let bodyStream: ObjectIdentifier?
     let redaction: Redaction
     let crudMethod: CRUDMethod?
     /// What a stub answers with.

@@ -115,7 +115,8 @@ final class BodyStream: Sendable {
     /// The whole body in memory, for a backend that does not stream it (read once, like a stream).
     func collect() async throws -> Data {
         var data = Data()
-        if let length { data.reserveCapacity(Int(clamping: length)) }
+        // What the length declares, up to 64 MiB: a length is a claim, not memory to set aside at once.
+        if let length { data.reserveCapacity(Int(clamping: Swift.min(length, 64 << 20))) }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 256 * 1024, alignment: 1)
         defer { buffer.deallocate() }
         while true {
