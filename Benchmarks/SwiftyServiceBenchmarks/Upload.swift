@@ -101,6 +101,7 @@ func uploadStreamMemory(_ settings: Settings) async throws -> Outcome {
         scenario: "upload.stream.memory", ours: growth, baseline: nil, unit: .megabytes, goal: 16,
         higherIsBetter: false,
         note: String(
-            format: "%d MB streamed up (Content-Length, 64 KiB chunks) in %.1f s, %.0f MB/s; RSS %d MB before",
+            format:
+                "%d MB streamed up (Content-Length, 64 KiB chunks) in %.1f s, %.0f MB/s; RSS %d MB before",
             size / 1_000_000, seconds, Double(size) / 1_000_000 / seconds, before >> 20))
 }

@@ -59,7 +59,8 @@ struct BodyWriter {
             return BodyWriter(file: BodyFile(url: url, isTemporary: false), contentType: body.contentType)
         case let .stream(stream):
             if let length = stream.length, length < 0 {
-                throw target.invalid(.invalidBody("the declared length of the body stream, \(length), is negative"))
+                throw target.invalid(
+                    .invalidBody("the declared length of the body stream, \(length), is negative"))
             }
             return BodyWriter(stream: stream, contentType: body.contentType)
         case let .multipart(form):

@@ -57,7 +57,8 @@ enum RequestBuilder {
         }
         let timeout = settings.top { $0.timeout } ?? RealmConfiguration.defaultTimeout
         let limits = settings.limits(timeout: timeout)
-        let mode = CallMode(downloadsToFile: draft.download != nil, uploadsFromFile: body.file != nil || body.stream != nil)
+        let mode = CallMode(
+            downloadsToFile: draft.download != nil, uploadsFromFile: body.file != nil || body.stream != nil)
         let timeouts = Timeouts(timeout: timeout, resource: limits.resourceTimeout(for: mode))
         if let problem = timeouts.problem { throw target.invalid(problem) }
         if let download = draft.download, !download.replacesExisting,
@@ -94,7 +95,8 @@ enum RequestBuilder {
     }
 
     private static func assemble(
-        _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack, _ body: (file: BodyFile?, stream: BodyStream?),
+        _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack,
+        _ body: (file: BodyFile?, stream: BodyStream?),
         _ decided: (resourceTimeout: TimeInterval?, maxResponseSize: Int?, limits: RequestLimits),
         _ progress: ProgressThrottle?
     ) -> PreparedRequest {

@@ -53,7 +53,8 @@ public struct RequestBody: Sendable {
     /// middleware that calls `next` again, a `307`/`308` redirect, the same `RequestBody` value sent twice —
     /// fails with ``ServiceError/transport(_:underlying:attempts:)`` over a ``BodyStreamError`` rather than
     /// send a partial or empty body. A sequence that throws fails the request with its error; one that gives
-    /// another number of bytes than `length` fails it with ``BodyStreamError/lengthMismatch(declared:produced:)``.
+    /// another number of bytes than `length` fails it with
+    /// ``BodyStreamError/lengthMismatch(declared:produced:)``.
     ///
     /// Backends: ``CurlBackend`` streams it. A backend that reads file bodies into memory (``StubBackend``,
     /// most backends of your own) gets this body collected into memory too. ``URLSessionBackend``, which

@@ -177,7 +177,8 @@ extension PreparedRequest {
         let heard = answering(exchange, attempt: attempt, keeping: sent.cookieJar)
         if let stream = sent.bodyStream, !(backend is any BodyStreamingBackend) {
             return collecting(stream, into: sent, original: original, for: exchange) { [self] collected in
-                dispatch(collected, mode: mode, streaming: streaming, awaited: false, original: original, heard)
+                dispatch(
+                    collected, mode: mode, streaming: streaming, awaited: false, original: original, heard)
             }
         }
         return dispatch(sent, mode: mode, streaming: streaming, awaited: awaited, original: original, heard)

@@ -70,7 +70,9 @@ final class BodyStream: Sendable {
 
     /// Copies the next bytes into `buffer` without waiting; starts the producing task on the first read.
     /// On `.wait`, `whenReadable` is called (once, from any thread) when a read would find more.
-    func read(into buffer: UnsafeMutableRawBufferPointer, whenReadable: @escaping @Sendable () -> Void) -> Read {
+    func read(into buffer: UnsafeMutableRawBufferPointer, whenReadable: @escaping @Sendable () -> Void)
+        -> Read
+    {
         startProducing()
         let (read, producer) = state.withLock { state -> (Read, CheckedContinuation<Void, Never>?) in
             if let failure = state.failure { return (.failed(failure), nil) }
@@ -80,7 +82,9 @@ final class BodyStream: Sendable {
                     return (.wait, nil)
                 }
                 if let length, state.taken != length {
-                    return (.failed(BodyStreamError.lengthMismatch(declared: length, produced: state.taken)), nil)
+                    return (
+                        .failed(BodyStreamError.lengthMismatch(declared: length, produced: state.taken)), nil
+                    )
                 }
                 return (.end, nil)
             }
@@ -122,7 +126,8 @@ final class BodyStream: Sendable {
         while true {
             let readable = Signal()
             switch read(into: buffer, whenReadable: readable.fire) {
-            case let .bytes(count): data.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
+            case let .bytes(count):
+                data.append(contentsOf: UnsafeRawBufferPointer(rebasing: buffer[0..<count]))
             case .wait: await readable.wait()
             case .end: return data
             case let .failed(error): throw error
@@ -179,7 +184,9 @@ final class BodyStream: Sendable {
         reader?()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let wait = state.withLock { state in
-                guard !state.stopped, state.failure == nil, state.buffered >= Self.capacity else { return false }
+                guard !state.stopped, state.failure == nil, state.buffered >= Self.capacity else {
+                    return false
+                }
                 state.producerWaiting = continuation
                 return true
             }

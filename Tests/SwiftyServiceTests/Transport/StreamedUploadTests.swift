@@ -78,7 +78,8 @@ struct StreamedUploadTests {
         #expect(description.contains("cannot be sent again"))
         // One body, whole; no second request, partial or empty.
         let seen = try await uploads(id, kind)
-        #expect(seen.count == 1 && seen.first?.length == body.count && seen.first?.complete == true, "\(seen)")
+        #expect(
+            seen.count == 1 && seen.first?.length == body.count && seen.first?.complete == true, "\(seen)")
     }
 
     @Test func theSameStreamBodySentTwiceIsRefusedTheSecondTime() async throws {
@@ -104,8 +105,10 @@ struct StreamedUploadTests {
         }
         #expect(
             error?.underlyingError as? BodyStreamError
-                == .cannotResendForRedirect(status: status, location: try MisbehavingServer.url().absoluteString
-                    + "/upload?id=\(id)"),
+                == .cannotResendForRedirect(
+                    status: status,
+                    location: try MisbehavingServer.url().absoluteString
+                        + "/upload?id=\(id)"),
             "\(String(describing: error))")
         #expect(error?.description.contains("/redirect?") == true)
         #expect(try await uploads(id, .curl).isEmpty)
@@ -129,7 +132,8 @@ struct StreamedUploadTests {
                 body: .stream(SlicedChunks(data: patternData(count: 1_000), sizes: [100]), length: declared)
             ).request()
         }
-        guard case let .lengthMismatch(declaredInError, _)? = error?.underlyingError as? BodyStreamError else {
+        guard case let .lengthMismatch(declaredInError, _)? = error?.underlyingError as? BodyStreamError
+        else {
             Issue.record("expected a length mismatch, got \(String(describing: error))")
             return
         }
@@ -140,7 +144,8 @@ struct StreamedUploadTests {
         // 50 MB each way, from a file, a stream of known length and one of unknown length: the server answers
         // 413 to the head (no 100 Continue) and counts the body bytes that come anyway.
         let size = 50_000_000
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("refused-\(UUID().uuidString)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "refused-\(UUID().uuidString)")
         _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         try FileHandle(forWritingTo: file).truncate(atOffset: UInt64(size))
         defer { try? FileManager.default.removeItem(at: file) }
@@ -159,7 +164,8 @@ struct StreamedUploadTests {
             #expect(error?.kind == .unacceptableStatusCode, "\(name): \(String(describing: error))")
             #expect(error?.response?.statusCode == 413, "\(name)")
             let received = try await uploads(id, .curl).first?.length
-            #expect(received == 0, "\(name): the server received \(String(describing: received)) bytes of body")
+            #expect(
+                received == 0, "\(name): the server received \(String(describing: received)) bytes of body")
         }
     }
 
@@ -171,7 +177,8 @@ struct StreamedUploadTests {
         let body = patternData(count: 2_500_000, step: 5)
         let response = try await TestEndpoint(
             realm, "echo", method: .post,
-            body: .stream(SlicedChunks(data: body, sizes: [70_000, 3]), length: lengthKnown ? Int64(body.count) : nil)
+            body: .stream(
+                SlicedChunks(data: body, sizes: [70_000, 3]), length: lengthKnown ? Int64(body.count) : nil)
         ).request()
         #expect(response.header("X-HTTP-Version") == "2")
         let echo = try response.decode(UploadRecord.self)
@@ -181,12 +188,14 @@ struct StreamedUploadTests {
     @Test(arguments: ConformingBackend.allCases)
     func aFileIsSentAgainAfterA307(_ kind: ConformingBackend) async throws {
         let body = patternData(count: 100_000, step: 3)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("resent-\(UUID().uuidString)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "resent-\(UUID().uuidString)")
         try body.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         let id = UUID().uuidString
         let record = try await TestEndpoint(
-            try realm(kind), "redirect", method: .post, parameters: ["to": "/upload?id=\(id)", "status": 307],
+            try realm(kind), "redirect", method: .post,
+            parameters: ["to": "/upload?id=\(id)", "status": 307],
             body: .file(file)
         ).request().decode(UploadRecord.self)
         #expect(record.length == body.count && record.sha256 == sha256Hex(body), "\(kind)")
@@ -311,7 +320,8 @@ struct CountingChunks: AsyncSequence, Sendable {
     }
 
     func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(generated: GeneratedChunks(count: count).makeAsyncIterator(), lifetime: IteratorLifetime(pulled))
+        AsyncIterator(
+            generated: GeneratedChunks(count: count).makeAsyncIterator(), lifetime: IteratorLifetime(pulled))
     }
 }
 
