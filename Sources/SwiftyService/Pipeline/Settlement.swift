@@ -107,7 +107,9 @@ extension PreparedRequest {
     /// The 100% reports a caller gets last, for every direction that moved bytes.
     private func reportFinalProgress(of response: Response) {
         guard let progress else { return }
-        let uploaded = urlRequest.httpBody.map { Int64($0.count) } ?? backendRequest.bodySource?.size ?? 0
+        let uploaded =
+            urlRequest.httpBody.map { Int64($0.count) } ?? backendRequest.bodySource?.size
+            ?? backendRequest.bodyStream?.bytesSent ?? 0
         if uploaded > 0 { progress.finish(.upload, total: uploaded) }
         let downloaded =
             response.fileURL.flatMap { BodyFile(url: $0, isTemporary: false).size }

@@ -48,6 +48,9 @@ final class BodyStream: Sendable {
         }
     }
 
+    /// The bytes taken from the buffer so far: what the backend sent, or collected.
+    var bytesSent: Int64 { state.withLock { $0.taken } }
+
     /// Claims the body for a trip to the backend; `false` when a trip had it already.
     func claim() -> Bool {
         state.withLock { state in

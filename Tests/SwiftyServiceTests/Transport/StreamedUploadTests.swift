@@ -140,9 +140,10 @@ struct StreamedUploadTests {
         #expect(declaredInError == declared)
     }
 
-    @Test func aLargeBodyRefusedBeforeItIsReadCostsNoUpload() async throws {
+    @Test(arguments: [413, 401])
+    func aLargeBodyRefusedBeforeItIsReadCostsNoUpload(_ status: Int) async throws {
         // 50 MB each way, from a file, a stream of known length and one of unknown length: the server answers
-        // 413 to the head (no 100 Continue) and counts the body bytes that come anyway.
+        // `status` to the head (no 100 Continue) and counts the body bytes that come anyway.
         let size = 50_000_000
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "refused-\(UUID().uuidString)")
@@ -158,11 +159,12 @@ struct StreamedUploadTests {
             let id = UUID().uuidString
             let error = await #expect(throws: ServiceError.self) {
                 try await TestEndpoint(
-                    try realm(.curl), "refuse-upload", method: .post, parameters: ["id": id], body: body
+                    try realm(.curl), "refuse-upload", method: .post, parameters: ["id": id, "status": status],
+                    body: body
                 ).request()
             }
             #expect(error?.kind == .unacceptableStatusCode, "\(name): \(String(describing: error))")
-            #expect(error?.response?.statusCode == 413, "\(name)")
+            #expect(error?.response?.statusCode == status, "\(name)")
             let received = try await uploads(id, .curl).first?.length
             #expect(
                 received == 0, "\(name): the server received \(String(describing: received)) bytes of body")
@@ -219,6 +221,19 @@ struct StreamedUploadTests {
         #expect(pulled.iteratorDropped)
         // What the socket took, plus the bounded buffer: a few MB, not the 100 MB.
         #expect(atCancel < 16_000_000, "\(atCancel) bytes pulled")
+    }
+
+    @Test(arguments: [ConformingBackend.curl, .legacy], [true, false])
+    func progressEndsAtTheStreamsWholeLength(_ kind: ConformingBackend, lengthKnown: Bool) async throws {
+        let body = patternData(count: 2_000_000)
+        let steps = ProgressLog()
+        _ = try await TestEndpoint(
+            try realm(kind), "upload", method: .post,
+            body: .stream(SlicedChunks(data: body, sizes: [65_536]), length: lengthKnown ? Int64(body.count) : nil)
+        ).transfer(progress: { steps.add($0) })
+        let uploads = steps.all.filter { $0.direction == .upload }
+        #expect(uploads.last == TransferProgress(direction: .upload, completed: 2_000_000, expected: 2_000_000))
+        #expect(zip(uploads, uploads.dropFirst()).allSatisfy { $0.completed <= $1.completed })
     }
 
     /// What the requests sent under `id` delivered, as the server counted.
