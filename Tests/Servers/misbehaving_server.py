@@ -36,7 +36,9 @@ Run: python3 misbehaving_server.py PORT   (prints "sink-port N", then "ready" on
                           reads the request's body (Content-Length or chunked), sleeping P seconds (0 if
                           absent) after each read of at most 64 KiB; answers `100 Continue` first when the
                           request expects it; then S (200 if absent) with JSON {"length", "sha256", "chunked",
-                          "expect", "complete"}, which it also keeps under I
+                          "expect", "complete"}, which it also keeps under I; with `after=N&location=L`,
+                          answers S with `Location: L` (percent-decoded once) as soon as N bytes of body are
+                          in, then reads the rest and drops it
   /refuse-upload?id=I&status=S
                           answers S (413 if absent) as soon as the head is in, without a `100 Continue` and
                           without reading the body, then counts the body bytes that come anyway (until the
@@ -390,18 +392,25 @@ class Handler(socketserver.BaseRequestHandler):
         digest = hashlib.sha256()
         length = 0
         complete = False
+        answer_after = int(self.query.get("after", ["-1"])[0])
+        answered = False
         Uploads.begin(key)
         try:
             for piece in reader.pieces():
                 digest.update(piece)
                 length += len(piece)
+                if not answered and 0 <= answer_after <= length:
+                    answered = True
+                    location = self.query.get("location", [""])[0]
+                    connection.sendall(self.head(f"{status} Answered early",
+                                                 [("Location", location), ("Content-Length", "0")]))
             complete = True
         except (EOFError, OSError, ValueError):
             pass
         record = {"length": length, "sha256": digest.hexdigest(), "chunked": reader.chunked,
                   "expect": expect, "complete": complete}
         Uploads.end(key, record)
-        if complete:
+        if complete and not answered:
             body = json.dumps(record).encode()
             connection.sendall(self.head(f"{status} Upload", [("Content-Type", "application/json"),
                                                                ("Content-Length", str(len(body)))]) + body)

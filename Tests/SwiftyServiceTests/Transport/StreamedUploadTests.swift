@@ -114,6 +114,21 @@ struct StreamedUploadTests {
         #expect(try await uploads(id, .curl).isEmpty)
     }
 
+    @Test func aRedirectToAGETIsFollowedAndTheStreamLetGo() async throws {
+        // `/upload` answers a 303 once 1 MB of the body is in (and drops the rest): a 303 turns the POST into a
+        // GET without a body, which is followed; the rest of the stream is not read, and nothing holds it.
+        let pulled = PulledBytes()
+        let response = try await TestEndpoint(
+            try realm(.curl), "upload", method: .post,
+            parameters: ["status": 303, "after": 1_000_000, "location": "/uploads?id=none"],
+            body: .stream(CountingChunks(count: 50_000_000, pulled: pulled), length: 50_000_000)
+        ).request()
+        #expect(response.statusCode == 200)
+        #expect(try response.mapString() == "[]")
+        #expect(try await waitUntil(every: 20_000_000, for: 10) { pulled.iteratorDropped })
+        #expect(pulled.count < 16_000_000, "\(pulled.count) bytes pulled")
+    }
+
     @Test func aSequenceThatThrowsFailsTheRequestWithItsError() async throws {
         let error = await #expect(throws: ServiceError.self) {
             try await TestEndpoint(
@@ -159,7 +174,8 @@ struct StreamedUploadTests {
             let id = UUID().uuidString
             let error = await #expect(throws: ServiceError.self) {
                 try await TestEndpoint(
-                    try realm(.curl), "refuse-upload", method: .post, parameters: ["id": id, "status": status],
+                    try realm(.curl), "refuse-upload", method: .post,
+                    parameters: ["id": id, "status": status],
                     body: body
                 ).request()
             }
@@ -229,10 +245,12 @@ struct StreamedUploadTests {
         let steps = ProgressLog()
         _ = try await TestEndpoint(
             try realm(kind), "upload", method: .post,
-            body: .stream(SlicedChunks(data: body, sizes: [65_536]), length: lengthKnown ? Int64(body.count) : nil)
+            body: .stream(
+                SlicedChunks(data: body, sizes: [65_536]), length: lengthKnown ? Int64(body.count) : nil)
         ).transfer(progress: { steps.add($0) })
         let uploads = steps.all.filter { $0.direction == .upload }
-        #expect(uploads.last == TransferProgress(direction: .upload, completed: 2_000_000, expected: 2_000_000))
+        #expect(
+            uploads.last == TransferProgress(direction: .upload, completed: 2_000_000, expected: 2_000_000))
         #expect(zip(uploads, uploads.dropFirst()).allSatisfy { $0.completed <= $1.completed })
     }
 

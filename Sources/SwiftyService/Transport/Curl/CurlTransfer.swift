@@ -113,7 +113,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             let size = (try FileManager.default.attributesOfItem(atPath: file.path))[.size] as? Int64
             bodyLength = size ?? 0
         }
-        bodyStream = redirects == 0 ? request.bodyStream : nil
+        // After a redirect that turned the request into a GET, the stream is done with: let it go now.
+        let stream = redirects == 0 ? request.bodyStream : nil
+        if stream == nil { bodyStream?.stop() }
+        bodyStream = stream
         if let bodyStream { bodyLength = bodyStream.length ?? -1 }
         if let download = request.downloadFile {
             try FileManager.default.createDirectory(
