@@ -244,6 +244,9 @@ public enum BodyStreamError: Error, Sendable, Equatable, CustomStringConvertible
     case cannotResendForRetry(attempt: Int)
     /// A `307` or `308` redirect to `location` asks for the body again; the redirect is not followed.
     case cannotResendForRedirect(status: Int, location: String)
+    /// The connection the request went out on closed while it was sent (a kept connection the server had
+    /// dropped, say), and the backend would send it again on a new one; a stream is read once, so it is not.
+    case cannotResendOnNewConnection
     /// The sequence gave another number of bytes than the `length` declared for it (at least `produced`);
     /// the request is stopped rather than sent with a wrong `Content-Length`.
     case lengthMismatch(declared: Int64, produced: Int64)
@@ -257,6 +260,9 @@ public enum BodyStreamError: Error, Sendable, Equatable, CustomStringConvertible
         case let .cannotResendForRedirect(status, location):
             "the \(status) redirect to '\(location.abbreviatedURL)' was not followed: it asks for the body "
                 + "again, and the body is a stream, read once"
+        case .cannotResendOnNewConnection:
+            "the connection closed while the request was sent, and the body is a stream, read once: it "
+                + "cannot be sent again on a new connection"
         case let .lengthMismatch(declared, produced):
             "the body stream gave \(produced) bytes where \(declared) were declared"
         }

@@ -129,6 +129,24 @@ struct StreamedUploadTests {
         #expect(pulled.count < 16_000_000, "\(pulled.count) bytes pulled")
     }
 
+    @Test func aStreamIsNotSentAgainOnANewConnection() async throws {
+        // `/echo-then-reset` echoes a first request, keeps the connection, and resets it once the next request
+        // has arrived whole: libcurl would send that one again on a new connection, from its body's start.
+        let realm = try realm(.curl)
+        let first = try await TestEndpoint(realm, "echo-then-reset", method: .post, body: .data(Data("1".utf8)))
+            .request()
+        #expect(first.data == Data("1".utf8))
+        let error = await #expect(throws: ServiceError.self) {
+            try await TestEndpoint(
+                realm, "echo-then-reset", method: .post,
+                body: .stream(SlicedChunks(data: Data("second".utf8), sizes: [3]), length: 6)
+            ).request()
+        }
+        #expect(
+            error?.underlyingError as? BodyStreamError == .cannotResendOnNewConnection,
+            "\(String(describing: error))")
+    }
+
     @Test func aSequenceThatThrowsFailsTheRequestWithItsError() async throws {
         let error = await #expect(throws: ServiceError.self) {
             try await TestEndpoint(

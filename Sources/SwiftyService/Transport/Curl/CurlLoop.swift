@@ -571,6 +571,11 @@ final class CurlLoop: @unchecked Sendable {
         if let problem = transfer.headTooLarge { return transfer.finish(.failure(problem)) }
         if let limit = transfer.tooLarge { return transfer.finish(.failure(ResponseTooLarge(limit: limit))) }
         if code != 0, let failure = transfer.bodyStreamFailure { return transfer.finish(.failure(failure)) }
+        // CURLE_SEND_FAIL_REWIND: libcurl would send the request again on a new connection, from a stream body
+        // that cannot go back (CurlTransfer.rewind(to:)).
+        if code == 65, transfer.request.bodyStream != nil {
+            return transfer.finish(.failure(BodyStreamError.cannotResendOnNewConnection))
+        }
         guard code == 0 else {
             let reason = reason ?? curl.describe(code)
             let error =
