@@ -111,6 +111,11 @@ if wanted("generate.large") || wanted("generate.stripe") || wanted("generate.lar
             Data("generate.*: skipped, no --generator and --descriptions given (scripts/bench gives them)\n".utf8))
     }
 }
+if let url = argument("--range-url").flatMap(URL.init(string:)), wanted("download.resume.overhead") {
+    report(try await downloadResumeOverhead(settings, rangeURL: url))
+} else if wanted("download.resume.overhead") {
+    FileHandle.standardError.write(Data("download.resume.overhead: skipped, no --range-url given (scripts/bench gives it)\n".utf8))
+}
 if let liveURL, wanted("transfer.memory") { report(try await transferMemory(settings, base: liveURL)) }
 if let liveURL, wanted("transfer.memory.curl") { try runInOwnProcess("transfer.memory.curl", url: liveURL) }
 if let url = argument("--ws-url").flatMap(URL.init(string:)), let rawPort = argument("--ws-raw-port").flatMap(Int.init) {

@@ -59,4 +59,11 @@ enum TransfersSamples {
         _ = uploaded
         _ = response
     }
+
+    /// Sources/SwiftyService/SwiftyService.docc/Transfers.md, swift block 2.
+    static func sample2() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 81)
+        var download: DownloadDestination? { .file(archiveURL, replacing: true, resumable: true) }
+        #sourceLocation()
+    }
 }

@@ -42,7 +42,10 @@ def body_of(version, size):
     key = (version, size)
     with lock:
         if key not in bodies:
-            bodies[key] = random.Random(version * 7919 + size).randbytes(size)
+            generator = random.Random(version * 7919 + size)
+            # randbytes takes at most 2^31 bits at once: a MiB at a time.
+            bodies[key] = b"".join(generator.randbytes(min(1 << 20, size - offset))
+                                   for offset in range(0, size, 1 << 20))
         return bodies[key]
 
 

@@ -20,8 +20,8 @@ import Foundation
 /// var download: DownloadDestination? { .file(url, replacing: true, resumable: true) }
 /// ```
 /// A resumable download that fails (the connection lost, a timeout, cancelled) keeps what it received in a
-/// partial file next to the destination, with the version it belongs to; the next attempt (a retry of
-/// ``ServiceRealm/retry(_:)``, or a later call, even in another run of the app) asks only for the rest, with
+/// partial file next to the destination, with the version it belongs to; the next attempt (a retry of the
+/// `.retry()` middleware, or a later call, even in another run of the app) asks only for the rest, with
 /// `Range` and `If-Range`, and progress counts from the bytes on disk. The server must advertise
 /// `Accept-Ranges: bytes` and give a strong `ETag` or a `Last-Modified`; a body sent with a
 /// `Content-Encoding` is not resumed. When the version changed (or the server ignores the range) the
