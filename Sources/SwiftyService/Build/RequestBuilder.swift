@@ -115,7 +115,7 @@ enum RequestBuilder {
         backendRequest.httpVersion = settings.top { $0.httpVersion } ?? .automatic
         // A request for a range of its own is not resumed: its answer is not the whole body.
         if let download = draft.download, download.resumes, request.value(forHTTPHeaderField: "Range") == nil {
-            backendRequest.resumption = DownloadResumption.claim(download)
+            backendRequest.resumption = DownloadResumption.claim(download.url)
         }
         return PreparedRequest(
             backendRequest: backendRequest,

@@ -45,21 +45,16 @@ public struct DownloadDestination: Sendable, Hashable {
 
     /// The bytes a failed resumable download left for the next one; `nil` when there are none.
     public var partialLength: Int64? {
-        guard resumes, FileManager.default.fileExists(atPath: partialFile.appendingPathExtension("json").path)
+        guard resumes, FileManager.default.fileExists(atPath: DownloadResumption.recordFile(of: url).path)
         else { return nil }
-        return (try? FileManager.default.attributesOfItem(atPath: partialFile.path))?[.size] as? Int64
+        return (try? FileManager.default.attributesOfItem(atPath: DownloadResumption.partialFile(of: url).path))?[
+            .size] as? Int64
     }
 
     /// Removes what a failed resumable download left, so that the next one starts over.
     public func discardPartial() {
-        try? FileManager.default.removeItem(at: partialFile)
-        try? FileManager.default.removeItem(at: partialFile.appendingPathExtension("json"))
-    }
-
-    /// Where a resumable download keeps what it received until it is whole: next to the destination, named
-    /// after it, so that a later call (or run) finds it.
-    var partialFile: URL {
-        url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
+        try? FileManager.default.removeItem(at: DownloadResumption.partialFile(of: url))
+        try? FileManager.default.removeItem(at: DownloadResumption.recordFile(of: url))
     }
 
     /// A file next to the destination to download into, so that the final move stays on one file system.

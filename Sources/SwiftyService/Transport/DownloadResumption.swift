@@ -32,7 +32,8 @@ final class DownloadResumption: Sendable {
         var answered: Set<URL> = []
     }
 
-    let destination: DownloadDestination
+    /// The file the download ends up in.
+    let destination: URL
     let partialFile: URL
     let recordFile: URL
     private let state = Locked.make(State())
@@ -42,8 +43,8 @@ final class DownloadResumption: Sendable {
 
     /// The resumption of a download to `destination`; `nil` while another call of this process downloads
     /// there (that one keeps the partial file; this one downloads as a destination that does not resume).
-    static func claim(_ destination: DownloadDestination) -> DownloadResumption? {
-        let path = destination.partialFile.standardizedFileURL.path
+    static func claim(_ destination: URL) -> DownloadResumption? {
+        let path = partialFile(of: destination).standardizedFileURL.path
         let resumption = DownloadResumption(destination, path: path)
         let claimed = claimed.withLock { claims in
             guard claims[path] == nil else { return false }
@@ -55,11 +56,22 @@ final class DownloadResumption: Sendable {
 
     private let claimedPath: String
 
-    private init(_ destination: DownloadDestination, path: String) {
+    private init(_ destination: URL, path: String) {
         self.destination = destination
-        partialFile = destination.partialFile
-        recordFile = destination.partialFile.appendingPathExtension("json")
+        partialFile = Self.partialFile(of: destination)
+        recordFile = Self.recordFile(of: destination)
         claimedPath = path
+    }
+
+    /// Where a resumable download to `destination` keeps what it received until it is whole: beside it, named
+    /// after it, so that a later call (or run) finds it.
+    static func partialFile(of destination: URL) -> URL {
+        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial")
+    }
+
+    /// The record of what the partial file of a download to `destination` holds.
+    static func recordFile(of destination: URL) -> URL {
+        partialFile(of: destination).appendingPathExtension("json")
     }
 
     deinit {
@@ -88,7 +100,8 @@ final class DownloadResumption: Sendable {
     /// Makes `request` the next attempt: a segment of its own to write to and, when a partial file of the
     /// same URL's version is there, a request for the rest of it (progress counts from the bytes on disk).
     func prepare(_ request: inout BackendRequest) {
-        let segment = destination.stagingFile()
+        let segment = destination.deletingLastPathComponent().appendingPathComponent(
+            ".\(destination.lastPathComponent).\(UUID().uuidString).part")
         let url = request.urlRequest.url?.absoluteString ?? ""
         let offset = state.withLock { state -> Int64 in
             let offset: Int64
