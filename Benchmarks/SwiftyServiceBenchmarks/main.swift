@@ -88,6 +88,17 @@ if let liveURL {
     if wanted("live.curl.metrics") {
         report(try await liveCurlMetrics(settings, base: liveURL))
     }
+    if wanted("live.curl.h2.concurrent8") || wanted("live.curl.h2.concurrent8.connections") {
+        if let h2 = argument("--h2-url").flatMap(URL.init(string:)), let tlsTarget {
+            for outcome in try liveCurlH2(settings, url: h2, caFile: tlsTarget.caFile, statusBase: liveURL)
+            where wanted(outcome.scenario) {
+                report(outcome)
+            }
+        } else {
+            FileHandle.standardError.write(
+                Data("live.curl.h2.concurrent8: skipped, no --h2-url and --tls-url given (nginx only)\n".utf8))
+        }
+    }
     if wanted("live.curl.tls") {
         if let tlsTarget {
             report(try await liveCurlTLS(settings, target: tlsTarget))
