@@ -31,6 +31,10 @@ enum LiveClient: String, CaseIterable, Sendable {
     /// libcurl's multi interface on a thread of its own, awaited by plain tasks through a continuation: the
     /// floor for any async client (RawLibcurlAsync.swift).
     case rawLibcurlAsync = "raw-libcurl-async"
+    /// A realm with ``CurlBackend`` over HTTP/2 (TLS, ALPN), whose policy trusts the benchmark's CA.
+    case curlH2 = "curl-h2"
+    /// ``rawLibcurl`` over HTTP/2 (TLS, ALPN), every request in flight on one connection.
+    case rawLibcurlH2 = "raw-libcurl-h2"
 }
 
 /// One client's run: requests per second and CPU per request over the window, and the TCP connections the
@@ -63,11 +67,25 @@ struct LiveFigures: Sendable {
 /// which the threads share out (measured by hand, no scenario of its own: see the README).
 func runLiveClient(
     _ client: LiveClient, base: URL, inFlight: Int, warmUp: Double, window: Double, curlThreads: Int = 1,
-    hosts: Int = 1
+    hosts: Int = 1, caFile: URL? = nil
 ) async throws -> LiveFigures {
     let url = base.appendingPathComponent("user.json")
     let run: (Double) async throws -> (requests: Int, seconds: Double, cpu: UInt64)
     switch client {
+    case .rawLibcurlH2:
+        let raw = try RawLibcurl(url: url, inFlight: inFlight, http2CA: caFile)
+        run = { seconds in
+            let cpuStart = processCPUTime()
+            let start = now()
+            let count = raw.run(for: seconds)
+            return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
+        }
+    case .curlH2:
+        guard let caFile else { throw URLError(.badURL) }
+        let realm = ServiceRealm.get("bench-live-curl-h2").setBaseURL(base).use(try CurlBackend())
+            .setTLSPolicy(TLSPolicy(trustedRoots: try TLSCertificate.certificates(contentsOf: caFile)))
+        let endpoint = LiveFileIn(realm: realm)
+        run = { seconds in try await windowed(seconds, inFlight: inFlight) { _ = try await endpoint.request() } }
     case .rawLibcurl:
         let raw = try RawLibcurl(url: url, inFlight: inFlight)
         run = { seconds in

@@ -7,13 +7,22 @@ struct LiveRounds {
     let settings: Settings
     let base: URL
     let inFlight: Int
+    /// More arguments for each client's process (`--ca FILE`).
+    let clientArguments: [String]
+    /// Where nginx counts the connections it accepted (its plain listener); `base` when `nil`.
+    let statusBase: URL?
     /// Each client's figures, one per round.
     private(set) var figures: [LiveClient: [LiveFigures]] = [:]
 
-    init(_ settings: Settings, base: URL, inFlight: Int, clients: Set<LiveClient>) throws {
+    init(
+        _ settings: Settings, base: URL, inFlight: Int, clients: Set<LiveClient>, clientArguments: [String] = [],
+        statusBase: URL? = nil
+    ) throws {
         self.settings = settings
         self.base = base
         self.inFlight = inFlight
+        self.clientArguments = clientArguments
+        self.statusBase = statusBase
         var order = LiveClient.allCases.filter(clients.contains)
         for _ in 0..<settings.liveRounds {
             for client in order { figures[client, default: []].append(try measure(client)) }
@@ -27,10 +36,10 @@ struct LiveRounds {
         child.arguments = [
             "--live-client", client.rawValue, "--in-flight", "\(inFlight)", "--url", base.absoluteString,
             "--warm-up", "\(settings.liveWarmUp)", "--window", "\(settings.liveWindow)",
-        ]
+        ] + clientArguments
         let output = Pipe()
         child.standardOutput = output
-        let acceptedBefore = acceptedConnections(base: base)
+        let acceptedBefore = acceptedConnections(base: statusBase ?? base)
         try child.run()
         let data = output.fileHandleForReading.readDataToEndOfFile()
         child.waitUntilExit()
@@ -41,7 +50,7 @@ struct LiveRounds {
             throw LiveClientFailed(client: client, output: text)
         }
         // Minus the connection that read the count after.
-        if let acceptedBefore, let acceptedAfter = acceptedConnections(base: base) {
+        if let acceptedBefore, let acceptedAfter = acceptedConnections(base: statusBase ?? base) {
             figures.connections = acceptedAfter - acceptedBefore - 1
         }
         return figures

@@ -102,7 +102,7 @@ func liveClientMain(_ arguments: ArraySlice<String>) async -> Int32 {
         let figures = try await runLiveClient(
             client, base: base, inFlight: inFlight, warmUp: warmUp, window: window,
             curlThreads: value("--curl-threads").flatMap(Int.init) ?? 1,
-            hosts: value("--hosts").flatMap(Int.init) ?? 1)
+            hosts: value("--hosts").flatMap(Int.init) ?? 1, caFile: value("--ca").map { URL(fileURLWithPath: $0) })
         print(figures.line)
         return 0
     } catch {

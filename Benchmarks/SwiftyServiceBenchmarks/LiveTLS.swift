@@ -75,3 +75,17 @@ func liveCurlTLS(_ settings: Settings, target: TLSTarget) async throws -> Outcom
         scenario: "live.curl.tls", ours: median(oursRates), baseline: median(baselineRates),
         unit: .requestsPerSecond, goal: 0.95, higherIsBetter: true, note: note)
 }
+
+/// live.curl.h2.concurrent8: 8 requests in flight over HTTP/2 (TLS, ALPN) on CurlBackend, against libcurl's
+/// multi interface by hand over HTTP/2 to the same nginx, held to one connection; each client in a process of
+/// its own (LiveRounds). The connections are counted by nginx, every listener's together (its plain listener's
+/// `stub_status`), so the count is what the client's process opened.
+func liveCurlH2(_ settings: Settings, url: URL, caFile: URL, statusBase: URL) throws -> [Outcome] {
+    let rounds = try LiveRounds(
+        settings, base: url, inFlight: 8, clients: [.curlH2, .rawLibcurlH2], clientArguments: ["--ca", caFile.path],
+        statusBase: statusBase)
+    var throughput = rounds.throughput("live.curl.h2.concurrent8", .curlH2, against: .rawLibcurlH2, goal: 0.7)
+    let raw = rounds.connections("raw", .rawLibcurlH2, goal: 1)
+    throughput.note += String(format: "; raw libcurl's connections per round: %.0f at most", raw.ours)
+    return [throughput, rounds.connections("live.curl.h2.concurrent8.connections", .curlH2, goal: 1)]
+}

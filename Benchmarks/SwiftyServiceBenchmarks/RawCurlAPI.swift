@@ -23,10 +23,12 @@ struct RawCurlAPI: @unchecked Sendable {
         @convention(c) (Handle, UnsafeMutablePointer<Int32>) -> UnsafeMutablePointer<ccurl_message>?
     private let easyInit: @convention(c) () -> Handle?
     private let setopt: UnsafeMutableRawPointer
+    private let multiSetopt: UnsafeMutableRawPointer
 
     init() throws {
         guard let library = dlopen("libcurl.so.4", RTLD_NOW) ?? dlopen("libcurl.dylib", RTLD_NOW),
-            let setopt = dlsym(library, "curl_easy_setopt"), dlsym(library, "curl_multi_wakeup") != nil
+            let setopt = dlsym(library, "curl_easy_setopt"), let multiSetopt = dlsym(library, "curl_multi_setopt"),
+            dlsym(library, "curl_multi_wakeup") != nil
         else {
             throw URLError(
                 .unsupportedURL, userInfo: [NSLocalizedDescriptionKey: "libcurl 7.68 or later is needed"])
@@ -35,6 +37,7 @@ struct RawCurlAPI: @unchecked Sendable {
             unsafeBitCast(dlsym(library, name)!, to: type)
         }
         self.setopt = setopt
+        self.multiSetopt = multiSetopt
         easyInit = symbol("curl_easy_init", (@convention(c) () -> Handle?).self)
         easyPerform = symbol("curl_easy_perform", (@convention(c) (Handle) -> Int32).self)
         multiInit = symbol("curl_multi_init", (@convention(c) () -> Handle?).self)
@@ -61,6 +64,19 @@ struct RawCurlAPI: @unchecked Sendable {
         _ = ccurl_easy_setopt_long(setopt, handle, 99, 1)  // CURLOPT_NOSIGNAL
         _ = ccurl_easy_setopt_pointer(setopt, handle, 20_011, unsafeBitCast(dropBody, to: UnsafeRawPointer.self))
         return handle
+    }
+
+    /// Makes `handle` speak HTTP/2 over TLS (ALPN), trusting `caFile`, and wait for a connection to multiplex
+    /// on rather than open another.
+    func useHTTP2(_ handle: Handle, trusting caFile: URL) {
+        _ = ccurl_easy_setopt_long(setopt, handle, 84, 4)  // CURLOPT_HTTP_VERSION: CURL_HTTP_VERSION_2TLS
+        caFile.path.withCString { _ = ccurl_easy_setopt_pointer(setopt, handle, 10_065, $0) }  // CURLOPT_CAINFO
+        _ = ccurl_easy_setopt_long(setopt, handle, 237, 1)  // CURLOPT_PIPEWAIT
+    }
+
+    /// Holds `multi` to `count` connections to a host (`CURLMOPT_MAX_HOST_CONNECTIONS`).
+    func limitConnectionsPerHost(_ multi: Handle, to count: Int) {
+        _ = ccurl_multi_setopt_long(multiSetopt, multi, 7, count)
     }
 }
 

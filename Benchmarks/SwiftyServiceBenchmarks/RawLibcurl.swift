@@ -15,11 +15,16 @@ final class RawLibcurl {
     private let handles: [RawCurlAPI.Handle]
     private let multi: RawCurlAPI.Handle?
 
-    init(url: URL, inFlight: Int) throws {
+    /// With `http2CA`, over HTTP/2 (TLS, trusting that CA), every request in flight on one connection.
+    init(url: URL, inFlight: Int, http2CA: URL? = nil) throws {
         let curl = try RawCurlAPI()
         self.curl = curl
         handles = (0..<inFlight).map { _ in curl.handle(for: url) }
         multi = inFlight > 1 ? curl.multiInit() : nil
+        if let http2CA {
+            for handle in handles { curl.useHTTP2(handle, trusting: http2CA) }
+            if let multi { curl.limitConnectionsPerHost(multi, to: 1) }
+        }
     }
 
     /// Sends requests until `seconds` have passed; the number answered.

@@ -92,6 +92,17 @@ if let liveURL {
     if wanted("live.curl.metrics") {
         report(try await liveCurlMetrics(settings, base: liveURL))
     }
+    if wanted("live.curl.h2.concurrent8") || wanted("live.curl.h2.concurrent8.connections") {
+        if let h2 = argument("--h2-url").flatMap(URL.init(string:)), let tlsTarget {
+            for outcome in try liveCurlH2(settings, url: h2, caFile: tlsTarget.caFile, statusBase: liveURL)
+            where wanted(outcome.scenario) {
+                report(outcome)
+            }
+        } else {
+            FileHandle.standardError.write(
+                Data("live.curl.h2.concurrent8: skipped, no --h2-url and --tls-url given (nginx only)\n".utf8))
+        }
+    }
     if wanted("live.curl.tls") {
         if let tlsTarget {
             report(try await liveCurlTLS(settings, target: tlsTarget))
@@ -114,6 +125,11 @@ if wanted("generate.large") || wanted("generate.stripe") || wanted("generate.lar
         FileHandle.standardError.write(
             Data("generate.*: skipped, no --generator and --descriptions given (scripts/bench gives them)\n".utf8))
     }
+}
+if let url = argument("--range-url").flatMap(URL.init(string:)), wanted("download.resume.overhead") {
+    report(try await downloadResumeOverhead(settings, rangeURL: url))
+} else if wanted("download.resume.overhead") {
+    FileHandle.standardError.write(Data("download.resume.overhead: skipped, no --range-url given (scripts/bench gives it)\n".utf8))
 }
 if let liveURL, wanted("transfer.memory") { report(try await transferMemory(settings, base: liveURL)) }
 if let liveURL, wanted("transfer.memory.curl") { try runInOwnProcess("transfer.memory.curl", url: liveURL) }

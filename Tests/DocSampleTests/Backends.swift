@@ -19,7 +19,7 @@ enum BackendsSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 128)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 133)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -35,7 +35,7 @@ enum BackendsSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 152)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 157)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {

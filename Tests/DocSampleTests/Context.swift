@@ -51,6 +51,7 @@ let savedToken: AccessToken? = AccessToken("saved-token")
 let photoURL = URL(fileURLWithPath: "/tmp/doc-samples/photo.jpg")
 let fileURL = URL(fileURLWithPath: "/tmp/doc-samples/original.jpg")
 let otherURL = URL(fileURLWithPath: "/tmp/doc-samples/other.jpg")
+let archiveURL = URL(fileURLWithPath: "/tmp/doc-samples/archive.zip")
 let cachesURL = URL(fileURLWithPath: "/tmp/doc-samples/Caches")
 let cassetteURL = URL(fileURLWithPath: "/tmp/doc-samples/users.cassette.json")
 

@@ -13,7 +13,7 @@ import FoundationNetworking
 #endif
 
 enum ReadmeSamples {
-    #sourceLocation(file: "README.md", line: 89)
+    #sourceLocation(file: "README.md", line: 90)
     /// What httpbin's /get answers: the query it received and the URL it was called at.
     struct Echo: Decodable, Sendable {
         let args: [String: String]
@@ -21,7 +21,7 @@ enum ReadmeSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "README.md", line: 95)
+    #sourceLocation(file: "README.md", line: 96)
     /// httpbin's endpoints: one enum per module, one case per endpoint.
     enum HTTPBin: SwiftyServiceProtocol {
         case get(name: String)
@@ -49,7 +49,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "README.md", line: 119)
+        #sourceLocation(file: "README.md", line: 120)
         // The realm holds what every request of the module shares: base URL, headers, timeout, backend.
         let server = ProcessInfo.processInfo.environment["HTTPBIN_URL"] ?? "https://httpbin.org"
         ServiceRealm.get("httpbin").setBaseURL(URL(string: server)!).setTimeout(10)
@@ -75,7 +75,7 @@ enum ReadmeSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "README.md", line: 160)
+    #sourceLocation(file: "README.md", line: 161)
     enum UserService: SwiftyServiceProtocol {
         case info(uid: Int64)
         case follow(uid: Int64)
@@ -106,7 +106,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 5.
     static func sample5() async throws {
-        #sourceLocation(file: "README.md", line: 191)
+        #sourceLocation(file: "README.md", line: 192)
         ServiceRealm.get("users")
             .setBaseURL(URL(string: "https://api.example.com/v1")!)
             .addHeader("Authorization", withValue: "Token sagsrbiusd90322sdf4f3gd4")
@@ -121,7 +121,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 6.
     static func sample6() async throws {
-        #sourceLocation(file: "README.md", line: 205)
+        #sourceLocation(file: "README.md", line: 206)
         ServiceRealm.get("users").use(URLSessionBackend.shared)       // URLSession, on Linux too
         ServiceRealm.get("search").use(try CurlBackend(maxConnectionsPerHost: 16))
         ServiceRealm.get("payments").use(LegacyBackend())             // a company library, wrapped (Examples/LegacyBackend)
@@ -130,7 +130,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 7.
     static func sample7() async throws {
-        #sourceLocation(file: "README.md", line: 213)
+        #sourceLocation(file: "README.md", line: 214)
         let posts = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/posts")!)
         ServiceRealm.get("jsonplaceholder").register(posts)
         posts.retrieve("1").then { result in print(result.response?.statusCode ?? 0) }
@@ -141,7 +141,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 8.
     static func sample8() async throws {
-        #sourceLocation(file: "README.md", line: 225)
+        #sourceLocation(file: "README.md", line: 226)
         Petstore.configure(credentials: Petstore.Credentials(apiKey: { "secret" }))   // base URL from `servers`
         let pets = try await PetsService.Typed.listPets(limit: 10).request()            // [Pet]
         #sourceLocation()
@@ -150,7 +150,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 9.
     static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 237)
+        #sourceLocation(file: "README.md", line: 238)
         let socket = try await UserService.info(uid: 42).webSocket()
         try await socket.send(.text("subscribe"))
         for try await message in socket.messages { print(message) }
@@ -159,7 +159,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 10.
     static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 245)
+        #sourceLocation(file: "README.md", line: 246)
         let stub = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
         ServiceRealm.get("users").use(stub)

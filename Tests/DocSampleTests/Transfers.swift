@@ -60,7 +60,7 @@ enum TransfersSamples {
         _ = response
     }
 
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 80)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 82)
     struct ExportService: SwiftyServiceProtocol {
         let rows: AsyncThrowingStream<Data, any Error>
         let size: Int64?
@@ -74,7 +74,7 @@ enum TransfersSamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/Transfers.md, swift block 2.
     static func sample2() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 90)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 92)
         let (rows, writer) = AsyncThrowingStream<Data, any Error>.makeStream(bufferingPolicy: .bufferingOldest(4))
         Task {
             for line in ["id,name\n", "1,Ann\n", "2,Bob\n"] { writer.yield(Data(line.utf8)) }
@@ -83,5 +83,12 @@ enum TransfersSamples {
         let stored = try await ExportService(rows: rows, size: nil).request()   // sent chunked: no length given
         #sourceLocation()
         _ = stored
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/Transfers.md, swift block 3.
+    static func sample3() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Transfers.md", line: 138)
+        var download: DownloadDestination? { .file(archiveURL, replacing: true, resumable: true) }
+        #sourceLocation()
     }
 }

@@ -116,6 +116,10 @@ enum RequestBuilder {
         backendRequest.bodyStream = body.stream
         backendRequest.maxConnectionsPerHost = settings.top { $0.maxConnectionsPerHost }
         backendRequest.httpVersion = settings.top { $0.httpVersion } ?? .automatic
+        // A request for a range of its own is not resumed: its answer is not the whole body.
+        if let download = draft.download, download.resumes, request.value(forHTTPHeaderField: "Range") == nil {
+            backendRequest.resumption = DownloadResumption.claim(download.url)
+        }
         return PreparedRequest(
             backendRequest: backendRequest,
             backend: settings.top { $0.backend } ?? DefaultBackend.shared,

@@ -148,7 +148,7 @@ extension PreparedRequest {
     ) -> BackendTask {
         // Most requests go as built: no copy to change, no policy to check.
         if mode == .buffered, request.cookieJar == nil, request.tlsPolicy == nil,
-            request.httpVersion == .automatic, !request.needsAdapting(for: backend)
+            request.httpVersion == .automatic, request.resumption == nil, !request.needsAdapting(for: backend)
         {
             events?.emit(.attemptStarted(attempt: attempt, request.urlRequest))
             return send(request, awaited: awaited, completion: answering(exchange, attempt: attempt, keeping: nil))
@@ -173,6 +173,8 @@ extension PreparedRequest {
                 return .uncancellable
             }
         }
+        // A download that resumes asks for the rest of its partial file, into a segment of this attempt's own.
+        if let resumption = sent.resumption, sent.downloadFile != nil { resumption.prepare(&sent) }
         events?.emit(.attemptStarted(attempt: attempt, sent.urlRequest))
         let heard = answering(exchange, attempt: attempt, keeping: sent.cookieJar)
         if let stream = sent.bodyStream, !(backend is any BodyStreamingBackend) {
@@ -189,7 +191,15 @@ extension PreparedRequest {
         _ sent: BackendRequest, mode: CallState.Mode, streaming: (any StreamingBackend)?, awaited: Bool,
         original: URLRequest, _ heard: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        guard mode == .streamed else { return send(sent, awaited: awaited, completion: heard) }
+        guard mode == .streamed else {
+            guard let resumption = sent.resumption, sent.downloadFile != nil else {
+                return send(sent, awaited: awaited, completion: heard)
+            }
+            return send(sent, awaited: awaited) { result in
+                if case let .success(response) = result, let file = response.fileURL { resumption.answered(file) }
+                heard(result)
+            }
+        }
         // A backend that does not stream answers whole; its body still reaches the chain as a stream does,
         // so that middleware sees every stream the same way.
         let sink = StreamSink(request: original, onHead: heard)

@@ -16,11 +16,16 @@ struct CallSettlement: Settling {
 
     func discard(_ answer: Exchange.Outcome) {
         request.discardDownload()
+        // A resumed attempt's answer is in a segment of its own.
+        if case let .success(late) = answer, let file = late.fileURL, file != request.download?.url {
+            try? FileManager.default.removeItem(at: file)
+        }
         // A head that came too late: its body, if any, stops now rather than when the answer is let go of.
         answer.streamedBody?.cancel()
     }
 
     func stop(_ outcome: Exchange.Outcome) {
+        request.backendRequest.resumption?.release()
         request.progress?.stop()
         request.events?.finish(outcome, metrics: request.metricsLog?.all ?? [])
         if mode == .streamed, case let .failure(error) = outcome {
@@ -89,17 +94,23 @@ extension PreparedRequest {
     }
 
     /// Moves an accepted download into place; a refused one keeps the start of its body, to explain why.
+    /// A resumed download's answer continues its partial file first (DownloadResumption.swift).
     private func settleDownload(of response: inout Response) throws {
         guard let download, let staging = downloadStaging else { return }
         try download.prepareDirectory()
         if response.fileURL == nil { try response.data.write(to: staging) }
+        if let resumption = backendRequest.resumption, let segment = response.fileURL {
+            response = try resumption.finish(response, segment: segment)
+        }
+        let body = response.fileURL ?? staging
         if validStatusCodes.contains(response.statusCode) {
-            try download.settle(from: response.fileURL ?? staging)
+            try download.settle(from: body)
             response.fileURL = download.url
             response.data = Data()
         } else {
             response.fileURL = nil
-            response.data = Self.head(of: staging)
+            response.data = Self.head(of: body)
+            try? FileManager.default.removeItem(at: body)
             discardDownload()
         }
     }

@@ -147,6 +147,11 @@ public struct BackendRequest: Sendable {
     /// one, others get it collected into `urlRequest.httpBody`.
     var bodyStream: BodyStream?
     var progress: ProgressThrottle?
+    /// The bytes of the body on disk before this attempt, which a resumed download's progress counts from.
+    var progressOffset: Int64 = 0
+    /// The resumable download this attempt belongs to: a backend that writes ``downloadFile`` hands what it
+    /// wrote of a failed attempt to it (``DownloadResumption/interrupted(segment:head:)``) instead of removing it.
+    var resumption: DownloadResumption?
     /// Whether the realm collects metrics: a backend that can measures the attempt into
     /// ``Response/metrics`` (one ``TransferMetrics``).
     public internal(set) var collectsMetrics = false
@@ -184,7 +189,25 @@ public struct BackendRequest: Sendable {
 
     /// Reports how far the transfer has come; SwiftyService throttles what reaches the caller.
     public func reportProgress(_ progress: TransferProgress) {
-        self.progress?.report(progress)
+        guard progressOffset > 0, progress.direction == .download else {
+            self.progress?.report(progress)
+            return
+        }
+        self.progress?.report(
+            TransferProgress(
+                direction: .download, completed: progressOffset + progress.completed,
+                expected: progress.expected.map { progressOffset + $0 }))
+    }
+
+    /// Gives up the file a failed attempt wrote: to the resumable download it belongs to, which keeps what
+    /// continues its partial file, or to nobody.
+    func abandonDownload(head: HTTPURLResponse?) {
+        guard let downloadFile else { return }
+        if let resumption {
+            resumption.interrupted(segment: downloadFile, head: head)
+        } else {
+            try? FileManager.default.removeItem(at: downloadFile)
+        }
     }
 
     /// Whether the caller asked for progress reports (backends may then pick a slower, reporting path).

@@ -265,3 +265,24 @@ func waitUntil(
 ) async throws -> Bool {
     try await poll(every: interval, for: timeout) { condition() ? true : nil } ?? false
 }
+
+/// The SHA-256 of `data` in lowercase hex, by the system's `sha256sum`.
+func sha256Hex(_ data: Data) -> String {
+    let file = FileManager.default.temporaryDirectory.appendingPathComponent("sha-\(UUID().uuidString)")
+    try? data.write(to: file)
+    defer { try? FileManager.default.removeItem(at: file) }
+    return sha256Hex(file: file)
+}
+
+/// The SHA-256 of the file at `file` in lowercase hex, by the system's `sha256sum`; empty if it cannot be read.
+func sha256Hex(file: URL) -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+    process.arguments = [file.path]
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    try? process.run()
+    process.waitUntilExit()
+    return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        .split(separator: " ").first.map(String.init) ?? ""
+}

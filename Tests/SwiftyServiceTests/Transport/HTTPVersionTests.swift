@@ -154,19 +154,3 @@ struct HTTPVersionTests {
         #expect(silent.requests.isEmpty)
     }
 }
-
-/// The SHA-256 of `data` in lowercase hex, by the system's `sha256sum`.
-private func sha256Hex(_ data: Data) -> String {
-    let file = FileManager.default.temporaryDirectory.appendingPathComponent("sha-\(UUID().uuidString)")
-    try? data.write(to: file)
-    defer { try? FileManager.default.removeItem(at: file) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    process.arguments = [file.path]
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    try? process.run()
-    process.waitUntilExit()
-    return String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        .split(separator: " ").first.map(String.init) ?? ""
-}

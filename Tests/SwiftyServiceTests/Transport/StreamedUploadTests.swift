@@ -396,19 +396,3 @@ struct ThrowingChunks: AsyncSequence, Sendable {
 
     func makeAsyncIterator() -> AsyncIterator { AsyncIterator(left: before) }
 }
-
-/// The SHA-256 of `data` in lowercase hex, by the system's `sha256sum`.
-private func sha256Hex(_ data: Data) -> String {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
-    let input = Pipe()
-    let output = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    try? process.run()
-    input.fileHandleForWriting.write(data)
-    try? input.fileHandleForWriting.close()
-    let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    return String(text.prefix(64))
-}

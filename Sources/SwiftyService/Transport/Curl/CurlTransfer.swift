@@ -401,6 +401,13 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         }
     }
 
+    /// The current hop's head as far as it came, if its status line did: what a failed download wrote
+    /// belongs to it.
+    private func headSoFar() -> HTTPURLResponse? {
+        let status = statusLine?.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) }
+        return status.flatMap { response(status: $0) }
+    }
+
     /// The next hop's request after a redirect, if the policy follows it; `.tooMany` past its limit.
     func nextHop(after head: HTTPURLResponse) -> RedirectPolicy.Step? {
         guard let proposed = RedirectPolicy.proposedRequest(after: head, sent: current) else { return nil }
@@ -488,7 +495,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         self.completion = nil
         closeFiles()
         guard case let .failure(error) = result else { return completion(result) }
-        if let download = request.downloadFile { try? FileManager.default.removeItem(at: download) }
+        if request.downloadFile != nil { request.abandonDownload(head: headSoFar()) }
         // A failed attempt that was measured (it got as far as libcurl) says how far it went.
         completion(.failure(metrics.map { MeasuredFailure(underlying: error, metrics: $0) } ?? error))
     }

@@ -6,8 +6,7 @@ import FoundationNetworking
 
 /// The delegate of a ``URLSessionBackend``'s own session: applies its ``RedirectPolicy`` and turns
 /// credential challenges into plain 401 answers.
-final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloadDelegate, @unchecked Sendable
-{
+final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// How a task ended, as far as redirects and challenges go.
     enum Ending {
         case finished
@@ -25,6 +24,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// The realm's TLS policy refused the server (URLSessionTLS.swift, Apple platforms): this failure,
         /// not the cancellation URLSession reports.
         case tlsRefused(URLError)
+        /// The download file could not be written (the disk full, the directory gone): the task was stopped.
+        case cannotWrite(URL)
     }
 
     /// What a streaming task received: bytes in memory, a file on disk, or nothing.
@@ -64,7 +65,10 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         /// Where a streamed response goes as it arrives, for ``URLSessionBackend/stream(_:into:)``.
         let sink: StreamSink?
         var data = Data()
+        /// The download file the body goes to as it arrives, once the head has come.
+        var output: FileHandle?
         var file: URL?
+        var written: Int64 = 0
         /// Told of every byte that comes or goes, for the transfer's silence watch.
         let activity: @Sendable () -> Void
         let complete: @Sendable (URLSessionTask, (any Error)?, Body) -> Void
@@ -175,13 +179,54 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
         {
             sink.head(Response(request: sent, response: head, data: Data()))
         }
+        openDownload(of: dataTask)
         completionHandler(.allow)
+    }
+
+    /// Opens the file a download's body goes to, when `task` downloads one. A data task writes it, not a
+    /// download task: what a download task wrote is gone when it fails, and a resumable download keeps it.
+    private func openDownload(of task: URLSessionTask) {
+        guard let file = tracked.withLock({ $0[task.taskIdentifier]?.streaming?.request.downloadFile }) else { return }
+        let manager = FileManager.default
+        try? manager.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+        // Not opened, the body stays in memory and is written at the end, which then fails with the cause.
+        guard manager.createFile(atPath: file.path, contents: nil), let output = try? FileHandle(forWritingTo: file)
+        else { return }
+        tracked.withLock { table in
+            table[task.taskIdentifier]?.streaming?.output = output
+            table[task.taskIdentifier]?.streaming?.file = file
+        }
+    }
+
+    /// Writes a piece of a download's body to its file; `false` when `task` writes none.
+    private func write(_ data: Data, of task: URLSessionTask) -> Bool {
+        let open = tracked.withLock { table -> (FileHandle, Int64, BackendRequest, @Sendable () -> Void)? in
+            guard let streaming = table[task.taskIdentifier]?.streaming, let output = streaming.output else {
+                return nil
+            }
+            table[task.taskIdentifier]?.streaming?.written += Int64(data.count)
+            return (output, streaming.written + Int64(data.count), streaming.request, streaming.activity)
+        }
+        guard let (output, written, request, activity) = open else { return false }
+        activity()
+        do {
+            try output.write(contentsOf: data)
+        } catch {
+            tracked.withLock { $0[task.taskIdentifier]?.ending = .cannotWrite(request.downloadFile ?? .placeholder) }
+            task.cancel()
+            return true
+        }
+        let expected = task.response?.expectedContentLength ?? -1
+        request.reportProgress(
+            TransferProgress(direction: .download, completed: written, expected: expected >= 0 ? expected : nil))
+        return true
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         if let sink = sink(of: dataTask) {
             return streamed(data, of: dataTask, into: sink)
         }
+        if write(data, of: dataTask) { return }
         let progress = tracked.withLock { table -> (BackendRequest, Int64, @Sendable () -> Void)? in
             guard table[dataTask.taskIdentifier]?.streaming != nil else { return nil }
             table[dataTask.taskIdentifier]?.streaming?.data.append(data)
@@ -207,42 +252,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, URLSessionDownloa
                 expected: totalBytesExpectedToSend > 0 ? totalBytesExpectedToSend : nil))
     }
 
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didWriteData bytesWritten: Int64,
-        totalBytesWritten: Int64, totalBytesExpectedToWrite: Int64
-    ) {
-        noteHead(of: downloadTask)
-        guard let request = streaming(downloadTask) else { return }
-        if enforceLimit(
-            downloadTask, request, received: totalBytesWritten, expected: totalBytesExpectedToWrite)
-        {
-            return
-        }
-        request.reportProgress(
-            TransferProgress(
-                direction: .download, completed: totalBytesWritten,
-                expected: totalBytesExpectedToWrite > 0 ? totalBytesExpectedToWrite : nil))
-    }
-
-    /// Moves the finished download where the request wants it (URLSession deletes it after this returns).
-    func urlSession(
-        _ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL
-    ) {
-        guard let request = streaming(downloadTask) else { return }
-        let target =
-            request.downloadFile
-            ?? FileManager.default.temporaryDirectory.appendingPathComponent(
-                "swiftyservice-\(UUID().uuidString)")
-        let manager = FileManager.default
-        try? manager.createDirectory(
-            at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try? manager.removeItem(at: target)
-        guard (try? manager.moveItem(at: location, to: target)) != nil else { return }
-        tracked.withLock { $0[downloadTask.taskIdentifier]?.streaming?.file = target }
-    }
-
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
         guard let streaming = tracked.withLock({ $0[task.taskIdentifier]?.streaming }) else { return }
+        try? streaming.output?.close()
         let body = streaming.file.map(Body.file) ?? .data(streaming.data)
         streaming.complete(task, error, body)
     }

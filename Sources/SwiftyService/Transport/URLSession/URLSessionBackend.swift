@@ -238,10 +238,9 @@ public final class URLSessionBackend: NetworkBackend {
                 || request.maxResponseSize != nil || request.collectsMetrics || transfer.sink != nil
                 || delegate.policy.mayAnswerWithARedirect
         {
+            // A download is a data task too: the delegate writes its body to the file (SessionDelegate.swift).
             if let file = request.bodyFile {
                 task = session.uploadTask(with: sent, fromFile: file)
-            } else if request.downloadFile != nil {
-                task = session.downloadTask(with: sent)
             } else {
                 task = session.dataTask(with: sent)
             }
@@ -262,6 +261,19 @@ public final class URLSessionBackend: NetworkBackend {
         // A task that will not run is cancelled all the same: the session keeps every task it made, with
         // its completion handler (this backend included), until the task completes.
         if transfer.begin(task) { task.resume() } else { task.cancel() }
+    }
+
+    /// `error` with the code it has on Apple platforms where FoundationNetworking reports only its libcurl's
+    /// text (code -1): a TLS failure's, and a body cut short's (curl 18), which is a lost connection, retried
+    /// and resumed as on every other backend.
+    private static func classified(_ error: any Error) -> any Error {
+        let nsError = error as NSError
+        guard nsError.domain == NSURLErrorDomain, nsError.code == URLError.Code.unknown.rawValue,
+            let reason = nsError.userInfo[NSLocalizedDescriptionKey] as? String, reason.hasPrefix("transfer closed with")
+        else { return TLSFailure.classified(error) }
+        var info = nsError.userInfo
+        info[NSUnderlyingErrorKey] = nsError
+        return URLError(.networkConnectionLost, userInfo: info)
     }
 
     /// Finishes the transfer from how its task ended, or starts the next task of a 307/308.
@@ -292,10 +304,18 @@ public final class URLSessionBackend: NetworkBackend {
         case let .tlsRefused(failure):
             body.discard()
             transfer.finish(.failure(failure))
+        case let .cannotWrite(file):
+            body.discard()
+            transfer.finish(.failure(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])))
         default:
             if let error {
-                body.discard()
-                transfer.finish(.failure(TLSFailure.classified(error)))
+                // What a download wrote before the failure may continue later (DownloadResumption.swift).
+                if case let .file(file) = body, file == transfer.request.downloadFile {
+                    transfer.request.abandonDownload(head: head as? HTTPURLResponse)
+                } else {
+                    body.discard()
+                }
+                transfer.finish(.failure(Self.classified(error)))
             } else if let head = head as? HTTPURLResponse,
                 let problem = ResponseHeadTooLarge.problem(with: head)
             {
