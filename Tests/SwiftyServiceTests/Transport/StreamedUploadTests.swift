@@ -133,8 +133,10 @@ struct StreamedUploadTests {
         // `/echo-then-reset` echoes a first request, keeps the connection, and resets it once the next request
         // has arrived whole: libcurl would send that one again on a new connection, from its body's start.
         let realm = try realm(.curl)
-        let first = try await TestEndpoint(realm, "echo-then-reset", method: .post, body: .data(Data("1".utf8)))
-            .request()
+        let first = try await TestEndpoint(
+            realm, "echo-then-reset", method: .post, body: .data(Data("1".utf8))
+        )
+        .request()
         #expect(first.data == Data("1".utf8))
         let error = await #expect(throws: ServiceError.self) {
             try await TestEndpoint(
@@ -270,6 +272,31 @@ struct StreamedUploadTests {
         #expect(
             uploads.last == TransferProgress(direction: .upload, completed: 2_000_000, expected: 2_000_000))
         #expect(zip(uploads, uploads.dropFirst()).allSatisfy { $0.completed <= $1.completed })
+    }
+
+    @Test func aStubReceivesTheStreamCollectedAndItsSecondTripIsRefused() async throws {
+        // StubBackend does not stream: the body reaches it whole, in the request; a retry finds it read.
+        let stub = StubBackend().on(.path("/v1/items"), answer: .status(503), .status(503))
+        let realm = uniqueRealm("upload-stub").setBaseURL(URL(string: "https://stub.example/v1")!).use(stub)
+        let body = patternData(count: 300_000)
+        let endpoint = TestEndpoint(
+            realm, "items", method: .put, body: .stream(SlicedChunks(data: body, sizes: [4_096]), length: nil)
+        )
+        let error = await #expect(throws: ServiceError.self) {
+            try await endpoint.request()
+        }
+        #expect(error?.kind == .unacceptableStatusCode)
+        #expect(stub.received.first?.urlRequest.httpBody == body)
+        #expect(stub.received.count == 1)
+        let retried = await #expect(throws: ServiceError.self) {
+            try await TestEndpoint(
+                realm.addMiddleware(.retry(.instant(recordingWaitsIn: CallbackRecorder()))), "items",
+                method: .put,
+                body: .stream(SlicedChunks(data: body, sizes: [4_096]))
+            ).request()
+        }
+        #expect(retried?.underlyingError as? BodyStreamError == .cannotResendForRetry(attempt: 2))
+        #expect(stub.received.count == 2)
     }
 
     /// What the requests sent under `id` delivered, as the server counted.
