@@ -11,7 +11,9 @@ import FoundationNetworking
 /// 504, and timeouts, lost or refused connections and DNS failures; waits of `0.5 s × 2ⁿ` with full
 /// jitter, at most 30 s, or what `Retry-After` says (seconds or an HTTP date), at most 60 s. A cancelled
 /// request is never retried, nor a TLS failure (a certificate or handshake the server will refuse again),
-/// whatever ``retryableErrors`` holds. Whatever the delays are set to, no wait is longer than a day.
+/// whatever ``retryableErrors`` holds. Whatever the delays are set to, no wait is longer than a day. A body from
+/// a stream (``RequestBody/stream(_:length:contentType:)``) is read once: its retry fails with
+/// ``BodyStreamError/cannotResendForRetry(attempt:)`` rather than send it again.
 public struct RetryPolicy: Sendable {
     /// How many times a request may be sent again after the first.
     public var maxRetries = 2
