@@ -130,7 +130,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 7.
     static func sample7() async throws {
-        #sourceLocation(file: "README.md", line: 214)
+        #sourceLocation(file: "README.md", line: 219)
         let posts = Service(baseURL: URL(string: "https://jsonplaceholder.typicode.com/posts")!)
         ServiceRealm.get("jsonplaceholder").register(posts)
         posts.retrieve("1").then { result in print(result.response?.statusCode ?? 0) }
@@ -141,7 +141,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 8.
     static func sample8() async throws {
-        #sourceLocation(file: "README.md", line: 226)
+        #sourceLocation(file: "README.md", line: 231)
         Petstore.configure(credentials: Petstore.Credentials(apiKey: { "secret" }))   // base URL from `servers`
         let pets = try await PetsService.Typed.listPets(limit: 10).request()            // [Pet]
         #sourceLocation()
@@ -150,7 +150,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 9.
     static func sample9() async throws {
-        #sourceLocation(file: "README.md", line: 238)
+        #sourceLocation(file: "README.md", line: 243)
         let socket = try await UserService.info(uid: 42).webSocket()
         try await socket.send(.text("subscribe"))
         for try await message in socket.messages { print(message) }
@@ -159,7 +159,7 @@ enum ReadmeSamples {
 
     /// README.md, swift block 10.
     static func sample10() async throws {
-        #sourceLocation(file: "README.md", line: 246)
+        #sourceLocation(file: "README.md", line: 251)
         let stub = StubBackend(unmatched: .fail)
             .on(UserService.user(uid: 42), answer: User(id: 42, name: "Ann"))
         ServiceRealm.get("users").use(stub)
