@@ -61,36 +61,37 @@ struct DefaultLimitsTests {
 
     @Test(arguments: ConformingBackend.allCases)
     func aTricklingServerIsStoppedByTheDefaultDeadline(_ kind: ConformingBackend) async throws {
-        // A byte every 0.25 s for 100 s: the 4 s silence timeout never fires (URLSession on Linux, on a loaded
-        // machine, let 1 s pass between two bytes, and a CI run more than 2 s); 5 of it, the default deadline, does.
-        let realm = try realm(kind).setTimeout(4)
+        // A byte every 0.25 s for 100 s: the 8 s silence timeout never fires (URLSession on Linux, on a loaded
+        // machine, let 1 s pass between two bytes, a CI run more than 2 s, a saturated machine more than 4 s);
+        // 5 of it, the default deadline, does.
+        let realm = try realm(kind).setTimeout(8)
         let start = Date()
         let error = await #expect(throws: ServiceError.self) {
             try await TestEndpoint(realm, "trickle", parameters: ["interval": 0.25, "count": 400]).request()
         }
         let elapsed = Date().timeIntervalSince(start)
         #expect(error?.kind == .timedOut, "\(kind): \(String(describing: error))")
-        #expect(elapsed >= 19.5, "\(kind): ended after \(elapsed) s, before the deadline")
-        #expect(elapsed < 60, "\(kind): ended after \(elapsed) s")
+        #expect(elapsed >= 39.5, "\(kind): ended after \(elapsed) s, before the deadline")
+        #expect(elapsed < 90, "\(kind): ended after \(elapsed) s")
         let description = error?.description ?? ""
-        #expect(description.contains("timed out after 20 s"), "the error names the limit: \(description)")
+        #expect(description.contains("timed out after 40 s"), "the error names the limit: \(description)")
         #expect(description.contains("setResourceTimeout"), "and the setting: \(description)")
-        print("\(kind): the default deadline (5 × 4 s) ended the trickle after \(elapsed) s")
+        print("\(kind): the default deadline (5 × 8 s) ended the trickle after \(elapsed) s")
     }
 
     @Test(arguments: ConformingBackend.allCases)
     func anExplicitUnlimitedDeadlineLetsTheTrickleFinish(_ kind: ConformingBackend) async throws {
-        // 96 bytes, one every 0.25 s: 24 s, past the 20 s default (5 × the 4 s silence timeout).
+        // 192 bytes, one every 0.25 s: 48 s, past the 40 s default (5 × the 8 s silence timeout).
         let response = try await TestEndpoint(
-            try realm(kind).setTimeout(4).setResourceTimeout(.unlimited), "trickle",
-            parameters: ["interval": 0.25, "count": 96]
+            try realm(kind).setTimeout(8).setResourceTimeout(.unlimited), "trickle",
+            parameters: ["interval": 0.25, "count": 192]
         ).request()
-        #expect(response.data.count == 96)
+        #expect(response.data.count == 192)
     }
 
     @Test(arguments: ConformingBackend.allCases)
     func downloadsToAFileHaveNeitherDefault(_ kind: ConformingBackend) async throws {
-        let realm = try realm(kind).setTimeout(4)
+        let realm = try realm(kind).setTimeout(8)
         let directory = temporaryDirectory("limits")
         defer { try? FileManager.default.removeItem(at: directory) }
         // Past the cap…
@@ -101,17 +102,17 @@ struct DefaultLimitsTests {
         #expect(saved.fileURL == big)
         let size = try FileManager.default.attributesOfItem(atPath: big.path)[.size] as? Int
         #expect(size == 80 << 20, "\(kind)")
-        // …and past the default deadline (20 s).
+        // …and past the default deadline (40 s).
         let slow = directory.appendingPathComponent("slow.bin")
         _ = try await DownloadEndpoint(
-            realm: realm, path: "trickle", destination: .file(slow), query: ["interval": 0.25, "count": 96]
+            realm: realm, path: "trickle", destination: .file(slow), query: ["interval": 0.25, "count": 192]
         ).request()
-        #expect(try Data(contentsOf: slow).count == 96, "\(kind)")
+        #expect(try Data(contentsOf: slow).count == 192, "\(kind)")
     }
 
     @Test func streamsHaveNeitherDefault() async throws {
         // CurlBackend streams what it reads (URLSession on Linux cannot hold a reader's pace: see Streaming).
-        let realm = try realm(.curl).setTimeout(4)
+        let realm = try realm(.curl).setTimeout(8)
         var bytes = 0
         for try await chunk in try await TestEndpoint(realm, "zeros", parameters: ["mb": 80]).stream() {
             bytes += chunk.count
@@ -120,12 +121,12 @@ struct DefaultLimitsTests {
         var trickled = 0
         let start = Date()
         for try await chunk in try await TestEndpoint(
-            realm, "trickle", parameters: ["interval": 0.25, "count": 96]
+            realm, "trickle", parameters: ["interval": 0.25, "count": 192]
         ).stream() {
             trickled += chunk.count
         }
-        #expect(trickled == 96)
-        #expect(Date().timeIntervalSince(start) > 20, "past the default deadline of a buffered request")
+        #expect(trickled == 192)
+        #expect(Date().timeIntervalSince(start) > 40, "past the default deadline of a buffered request")
     }
 }
 

@@ -183,15 +183,22 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler(.allow)
     }
 
-    /// Opens the file a download's body goes to, when `task` downloads one. A data task writes it, not a
-    /// download task: what a download task wrote is gone when it fails, and a resumable download keeps it.
-    private func openDownload(of task: URLSessionTask) {
-        guard let file = tracked.withLock({ $0[task.taskIdentifier]?.streaming?.request.downloadFile }) else { return }
+    /// Makes the (empty) file a download's body goes to, and its directory.
+    static func makeDownloadFile(_ file: URL) {
         let manager = FileManager.default
         try? manager.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        // Not opened, the body stays in memory and is written at the end, which then fails with the cause.
-        guard manager.createFile(atPath: file.path, contents: nil), let output = try? FileHandle(forWritingTo: file)
+        _ = manager.createFile(atPath: file.path, contents: nil)
+    }
+
+    /// Opens the file a download's body goes to, when `task` downloads one. A data task writes it, not a
+    /// download task: what a download task wrote is gone when it fails, and a resumable download keeps it.
+    /// The file was made before the task ran (`makeDownloadFile`); gone since, the download was discarded,
+    /// and the body stays in memory (written at the end only if it is the answer).
+    private func openDownload(of task: URLSessionTask) {
+        guard let file = tracked.withLock({ $0[task.taskIdentifier]?.streaming?.request.downloadFile }),
+            let output = try? FileHandle(forWritingTo: file)
         else { return }
+        try? output.truncate(atOffset: 0)
         tracked.withLock { table in
             table[task.taskIdentifier]?.streaming?.output = output
             table[task.taskIdentifier]?.streaming?.file = file

@@ -238,7 +238,10 @@ public final class URLSessionBackend: NetworkBackend {
                 || request.maxResponseSize != nil || request.collectsMetrics || transfer.sink != nil
                 || delegate.policy.mayAnswerWithARedirect
         {
-            // A download is a data task too: the delegate writes its body to the file (SessionDelegate.swift).
+            // A download is a data task too: the delegate writes its body to the file (SessionDelegate.swift),
+            // which is made here, before the task runs: made by the delegate when the head comes, it could appear
+            // after the call was cancelled and its download discarded.
+            if let download = request.downloadFile { SessionDelegate.makeDownloadFile(download) }
             if let file = request.bodyFile {
                 task = session.uploadTask(with: sent, fromFile: file)
             } else {
@@ -260,7 +263,12 @@ public final class URLSessionBackend: NetworkBackend {
         delegate?.track(task, sent: sent, for: request, redirects: redirects)
         // A task that will not run is cancelled all the same: the session keeps every task it made, with
         // its completion handler (this backend included), until the task completes.
-        if transfer.begin(task) { task.resume() } else { task.cancel() }
+        if transfer.begin(task) {
+            task.resume()
+        } else {
+            task.cancel()
+            if request.downloadFile != nil { request.abandonDownload(head: nil) }
+        }
     }
 
     /// `error` with the code it has on Apple platforms where FoundationNetworking reports only its libcurl's
@@ -287,40 +295,35 @@ public final class URLSessionBackend: NetworkBackend {
             body.discard()
             start(next, for: transfer, redirects: count)
         case .tooManyRedirects:
-            body.discard()
+            drop(body, of: transfer, head: head)
             transfer.finish(.failure(URLError(.httpTooManyRedirects)))
         case let .refused(refusal):
-            body.discard()
+            drop(body, of: transfer, head: head)
             transfer.finish(.failure(refusal))
-        case let .challenged(head):
-            body.discard()
-            transfer.finish(.success(Response(request: request, response: head, data: Data())))
+        case let .challenged(challenge):
+            drop(body, of: transfer, head: challenge)
+            transfer.finish(.success(Response(request: request, response: challenge, data: Data())))
         case let .tooLarge(limit):
-            body.discard()
+            drop(body, of: transfer, head: head)
             transfer.finish(.failure(ResponseTooLarge(limit: limit)))
         case let .headTooLarge(problem):
-            body.discard()
+            drop(body, of: transfer, head: head)
             transfer.finish(.failure(problem))
         case let .tlsRefused(failure):
-            body.discard()
+            drop(body, of: transfer, head: head)
             transfer.finish(.failure(failure))
         case let .cannotWrite(file):
-            body.discard()
+            drop(body, of: transfer, head: head)
             transfer.finish(.failure(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])))
         default:
             if let error {
-                // What a download wrote before the failure may continue later (DownloadResumption.swift).
-                if case let .file(file) = body, file == transfer.request.downloadFile {
-                    transfer.request.abandonDownload(head: head as? HTTPURLResponse)
-                } else {
-                    body.discard()
-                }
+                drop(body, of: transfer, head: head)
                 transfer.finish(.failure(Self.classified(error)))
             } else if let head = head as? HTTPURLResponse,
                 let problem = ResponseHeadTooLarge.problem(with: head)
             {
                 // URLSession parses a whole head before showing it: the limits can only refuse it now.
-                body.discard()
+                drop(body, of: transfer, head: head)
                 transfer.finish(.failure(problem))
             } else if let head = head as? HTTPURLResponse {
                 transfer.finish(
@@ -331,10 +334,18 @@ public final class URLSessionBackend: NetworkBackend {
                         return response
                     })
             } else {
-                body.discard()
+                drop(body, of: transfer, head: head)
                 transfer.finish(.failure(URLError(.badServerResponse)))
             }
         }
+    }
+
+    /// Lets go of what a task that does not answer received: a download's file goes to the resumable download
+    /// it belongs to (DownloadResumption.swift), which keeps what continues its partial file, or is removed —
+    /// whether the task wrote to it or not, since `start` makes it before the task runs.
+    private func drop(_ body: SessionDelegate.Body, of transfer: Transfer, head: URLResponse?) {
+        guard transfer.request.downloadFile != nil else { return body.discard() }
+        transfer.request.abandonDownload(head: head as? HTTPURLResponse)
     }
 }
 
