@@ -38,6 +38,14 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
             if case let .file(url) = self { try? FileManager.default.removeItem(at: url) }
         }
 
+        /// Moves a downloaded file to `target`, over whatever is there, its directory made if need be.
+        static func move(_ file: URL, to target: URL) throws {
+            let manager = FileManager.default
+            try manager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try? manager.removeItem(at: target)
+            try manager.moveItem(at: file, to: target)
+        }
+
         /// The response, its body in `downloadFile` when there is one, else in memory.
         func response(for request: URLRequest, head: HTTPURLResponse, into downloadFile: URL?) throws
             -> Response
@@ -50,8 +58,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
                     at: downloadFile.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try data.write(to: downloadFile)
                 return Response(request: request, response: head, fileURL: downloadFile)
-            case let (.file(url), downloadFile?) where url == downloadFile:
-                return Response(request: request, response: head, fileURL: url)
+            case let (.file(url), downloadFile?):
+                try Self.move(url, to: downloadFile)
+                return Response(request: request, response: head, fileURL: downloadFile)
             case let (.file(url), _):
                 defer { try? FileManager.default.removeItem(at: url) }
                 return Response(request: request, response: head, data: try Data(contentsOf: url))
@@ -183,22 +192,19 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         completionHandler(.allow)
     }
 
-    /// Makes the (empty) file a download's body goes to, and its directory.
-    static func makeDownloadFile(_ file: URL) {
-        let manager = FileManager.default
-        try? manager.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
-        _ = manager.createFile(atPath: file.path, contents: nil)
-    }
-
-    /// Opens the file a download's body goes to, when `task` downloads one. A data task writes it, not a
-    /// download task: what a download task wrote is gone when it fails, and a resumable download keeps it.
-    /// The file was made before the task ran (`makeDownloadFile`); gone since, the download was discarded,
-    /// and the body stays in memory (written at the end only if it is the answer).
+    /// Opens a file for the body of `task`'s download, when it has one. A data task writes it, not a download
+    /// task: what a download task wrote is gone when it fails, and a resumable download keeps it. The file is
+    /// in the temporary directory, as a download task's: it reaches the destination's directory only as the
+    /// answer, or as what a resumable download keeps (URLSessionBackend's `conclude`), never after the call
+    /// was cancelled and its download discarded.
     private func openDownload(of task: URLSessionTask) {
-        guard let file = tracked.withLock({ $0[task.taskIdentifier]?.streaming?.request.downloadFile }),
+        guard tracked.withLock({ $0[task.taskIdentifier]?.streaming?.request.downloadFile }) != nil else { return }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "swiftyservice-download-\(UUID().uuidString)")
+        // Not opened, the body stays in memory and is written at the end, which then fails with the cause.
+        guard FileManager.default.createFile(atPath: file.path, contents: nil),
             let output = try? FileHandle(forWritingTo: file)
         else { return }
-        try? output.truncate(atOffset: 0)
         tracked.withLock { table in
             table[task.taskIdentifier]?.streaming?.output = output
             table[task.taskIdentifier]?.streaming?.file = file

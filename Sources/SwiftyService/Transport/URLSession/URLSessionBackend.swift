@@ -238,10 +238,7 @@ public final class URLSessionBackend: NetworkBackend {
                 || request.maxResponseSize != nil || request.collectsMetrics || transfer.sink != nil
                 || delegate.policy.mayAnswerWithARedirect
         {
-            // A download is a data task too: the delegate writes its body to the file (SessionDelegate.swift),
-            // which is made here, before the task runs: made by the delegate when the head comes, it could appear
-            // after the call was cancelled and its download discarded.
-            if let download = request.downloadFile { SessionDelegate.makeDownloadFile(download) }
+            // A download is a data task too: the delegate writes its body to a file (SessionDelegate.swift).
             if let file = request.bodyFile {
                 task = session.uploadTask(with: sent, fromFile: file)
             } else {
@@ -263,12 +260,7 @@ public final class URLSessionBackend: NetworkBackend {
         delegate?.track(task, sent: sent, for: request, redirects: redirects)
         // A task that will not run is cancelled all the same: the session keeps every task it made, with
         // its completion handler (this backend included), until the task completes.
-        if transfer.begin(task) {
-            task.resume()
-        } else {
-            task.cancel()
-            if request.downloadFile != nil { request.abandonDownload(head: nil) }
-        }
+        if transfer.begin(task) { task.resume() } else { task.cancel() }
     }
 
     /// `error` with the code it has on Apple platforms where FoundationNetworking reports only its libcurl's
@@ -340,12 +332,15 @@ public final class URLSessionBackend: NetworkBackend {
         }
     }
 
-    /// Lets go of what a task that does not answer received: a download's file goes to the resumable download
-    /// it belongs to (DownloadResumption.swift), which keeps what continues its partial file, or is removed —
-    /// whether the task wrote to it or not, since `start` makes it before the task runs.
+    /// Lets go of what a task that does not answer received: what a download wrote goes to the resumable
+    /// download it belongs to (DownloadResumption.swift), which keeps what continues its partial file; the rest
+    /// is removed.
     private func drop(_ body: SessionDelegate.Body, of transfer: Transfer, head: URLResponse?) {
-        guard transfer.request.downloadFile != nil else { return body.discard() }
-        transfer.request.abandonDownload(head: head as? HTTPURLResponse)
+        let request = transfer.request
+        guard case let .file(file) = body, let download = request.downloadFile, request.resumption != nil,
+            (try? SessionDelegate.Body.move(file, to: download)) != nil
+        else { return body.discard() }
+        request.abandonDownload(head: head as? HTTPURLResponse)
     }
 }
 
