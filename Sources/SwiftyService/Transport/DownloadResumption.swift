@@ -103,21 +103,20 @@ final class DownloadResumption: Sendable {
         let segment = destination.deletingLastPathComponent().appendingPathComponent(
             ".\(destination.lastPathComponent).\(UUID().uuidString).part")
         let url = request.urlRequest.url?.absoluteString ?? ""
-        let offset = state.withLock { state -> Int64 in
-            let offset: Int64
-            if let record = record(), record.url == url, let size = fileSize(partialFile), size > 0 {
-                offset = size
+        let (offset, record) = state.withLock { state -> (Int64, Record?) in
+            var resumed: (Int64, Record?) = (0, nil)
+            if let record = self.record(), record.url == url, let size = fileSize(partialFile), size > 0 {
+                resumed = (size, record)
             } else {
                 discardPartial()
-                offset = 0
             }
-            state.offsets[segment] = offset
+            state.offsets[segment] = resumed.0
             state.latest = segment
-            return offset
+            return resumed
         }
         request.downloadFile = segment
         request.progressOffset = offset
-        guard offset > 0, let record = record() else { return }
+        guard let record else { return }
         request.urlRequest.setValue("bytes=\(offset)-", forHTTPHeaderField: "Range")
         request.urlRequest.setValue(record.validator, forHTTPHeaderField: "If-Range")
         // Ranges count the bytes of the representation as sent: a coded one's would not be those on disk.
