@@ -82,7 +82,8 @@ func liveCurlTLS(_ settings: Settings, target: TLSTarget) async throws -> Outcom
 /// `stub_status`), so the count is what the client's process opened.
 func liveCurlH2(_ settings: Settings, url: URL, caFile: URL, statusBase: URL) throws -> [Outcome] {
     let rounds = try LiveRounds(
-        settings, base: url, inFlight: 8, clients: [.curlH2, .rawLibcurlH2], clientArguments: ["--ca", caFile.path],
+        settings, base: url, inFlight: 8, clients: [.curlH2, .rawLibcurlH2],
+        clientArguments: ["--ca", caFile.path],
         statusBase: statusBase)
     var throughput = rounds.throughput("live.curl.h2.concurrent8", .curlH2, against: .rawLibcurlH2, goal: 0.7)
     let raw = rounds.connections("raw", .rawLibcurlH2, goal: 1)

@@ -31,14 +31,18 @@ func downloadResumeOverhead(_ settings: Settings, rangeURL: URL) async throws ->
     let id = UUID().uuidString
     // Ten cuts, one in each tenth of the body, somewhere in it.
     let cuts = (0..<10).map { tenth in size / 10 * tenth + Int.random(in: 1..<(size / 10)) }
-    let setup = URL(string: "\(rangeURL.absoluteString)/setup?id=\(id)&size=\(size)&cuts=\(cuts.map(String.init).joined(separator: ","))")!
+    let setup = URL(
+        string:
+            "\(rangeURL.absoluteString)/setup?id=\(id)&size=\(size)&cuts=\(cuts.map(String.init).joined(separator: ","))"
+    )!
     _ = try await URLSession.shared.data(from: setup)
     var policy = RetryPolicy.maxRetries(10)
     policy.baseDelay = 0.001
     policy.maxDelay = 0.01
     ServiceRealm.get("bench-resume").setBaseURL(rangeURL).use(try CurlBackend()).setTimeout(60)
         .addMiddleware(.retry(policy))
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("bench-\(UUID().uuidString)")
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "bench-\(UUID().uuidString)")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     defer { try? FileManager.default.removeItem(at: directory) }
     let file = directory.appendingPathComponent("download.bin")
@@ -54,15 +58,19 @@ func downloadResumeOverhead(_ settings: Settings, rangeURL: URL) async throws ->
     let start = now()
     let response = try await ResumedDownload(id: id, file: file).request()
     let seconds = Double(now() - start) / 1e9
-    let (data, _) = try await URLSession.shared.data(from: URL(string: "\(rangeURL.absoluteString)/stats?id=\(id)")!)
+    let (data, _) = try await URLSession.shared.data(
+        from: URL(string: "\(rangeURL.absoluteString)/stats?id=\(id)")!)
     let stats = try JSONDecoder().decode(RangeStats.self, from: data)
     let written = (try FileManager.default.attributesOfItem(atPath: file.path)[.size] as? Int) ?? 0
-    guard written == size else { throw ResumeBenchError(description: "\(written) bytes on disk, not \(size)") }
+    guard written == size else {
+        throw ResumeBenchError(description: "\(written) bytes on disk, not \(size)")
+    }
     return Outcome(
         scenario: "download.resume.overhead", ours: Double(stats.body_bytes) / Double(size), baseline: nil,
         unit: .ratio, goal: 1.05, higherIsBetter: false,
         note: String(
-            format: "%d MB cut 10 times: %d requests (%d attempts), %d bytes of body sent, %.1f s (uncut: %.1f s)",
+            format:
+                "%d MB cut 10 times: %d requests (%d attempts), %d bytes of body sent, %.1f s (uncut: %.1f s)",
             size >> 20, stats.requests, response.attempts, stats.body_bytes, seconds, uncut))
 }
 

@@ -39,7 +39,9 @@ public struct DownloadDestination: Sendable, Hashable {
 
     /// The body goes to `url`; with `replacing`, over an existing file; with `resumable`, a failed download
     /// keeps what it received and the next one asks only for the rest.
-    public static func file(_ url: URL, replacing: Bool = false, resumable: Bool = false) -> DownloadDestination {
+    public static func file(_ url: URL, replacing: Bool = false, resumable: Bool = false)
+        -> DownloadDestination
+    {
         DownloadDestination(url: url, replacesExisting: replacing, resumes: resumable)
     }
 
@@ -47,8 +49,9 @@ public struct DownloadDestination: Sendable, Hashable {
     public var partialLength: Int64? {
         guard resumes, FileManager.default.fileExists(atPath: DownloadResumption.recordFile(of: url).path)
         else { return nil }
-        return (try? FileManager.default.attributesOfItem(atPath: DownloadResumption.partialFile(of: url).path))?[
-            .size] as? Int64
+        return
+            (try? FileManager.default.attributesOfItem(atPath: DownloadResumption.partialFile(of: url).path))?[
+                .size] as? Int64
     }
 
     /// Removes what a failed resumable download left, so that the next one starts over.

@@ -66,7 +66,8 @@ final class DownloadResumption: Sendable {
     /// Where a resumable download to `destination` keeps what it received until it is whole: beside it, named
     /// after it, so that a later call (or run) finds it.
     static func partialFile(of destination: URL) -> URL {
-        destination.deletingLastPathComponent().appendingPathComponent(".\(destination.lastPathComponent).partial")
+        destination.deletingLastPathComponent().appendingPathComponent(
+            ".\(destination.lastPathComponent).partial")
     }
 
     /// The record of what the partial file of a download to `destination` holds.
@@ -158,7 +159,8 @@ final class DownloadResumption: Sendable {
             switch response.statusCode {
             case 206 where offset > 0:
                 // The rest, all of it: from where the file ends to the end of the body.
-                guard let range = ContentRange(response.response), range.first == offset, let last = range.last,
+                guard let range = ContentRange(response.response), range.first == offset,
+                    let last = range.last,
                     range.complete.map({ last + 1 == $0 }) ?? true, fileSize(segment) == last - offset + 1,
                     fileSize(partialFile) == offset, isIdentity(response.response)
                 else {
@@ -255,7 +257,10 @@ extension DownloadResumption.Record {
     /// `Last-Modified`).
     init?(_ head: HTTPURLResponse) {
         let ranges = head.value(forHTTPHeaderField: "Accept-Ranges")?.lowercased()
-        guard let ranges, ranges.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == "bytes" })
+        guard let ranges,
+            ranges.split(separator: ",").contains(where: {
+                $0.trimmingCharacters(in: .whitespaces) == "bytes"
+            })
         else { return nil }
         let etag = head.value(forHTTPHeaderField: "ETag")?.trimmingCharacters(in: .whitespaces)
         // A weak ETag may not go in If-Range (RFC 9110 §13.1.5).

@@ -34,7 +34,8 @@ struct ResumableDownloadTests {
     }
 
     static func serverURL() throws -> URL {
-        guard let value = ProcessInfo.processInfo.environment["RANGE_URL"], let url = URL(string: value) else {
+        guard let value = ProcessInfo.processInfo.environment["RANGE_URL"], let url = URL(string: value)
+        else {
             throw SetupError(description: "RANGE_URL is not set: run the tests with scripts/test")
         }
         return url
@@ -64,7 +65,8 @@ struct ResumableDownloadTests {
     ) async throws -> DownloadEndpoint {
         var setup: [String: any Sendable] = ["id": id, "size": size]
         setup.merge(options) { _, new in new }
-        _ = try await TestEndpoint(uniqueRealm().setBaseURL(try Self.serverURL()), "setup", parameters: setup).request()
+        _ = try await TestEndpoint(uniqueRealm().setBaseURL(try Self.serverURL()), "setup", parameters: setup)
+            .request()
         return DownloadEndpoint(realm: realm, path: "file", destination: destination, query: ["id": id])
     }
 
@@ -76,7 +78,8 @@ struct ResumableDownloadTests {
 
     /// The files in the destination's directory, hidden ones too.
     func filesBeside(_ destination: DownloadDestination) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: destination.url.deletingLastPathComponent().path).sorted()
+        try FileManager.default.contentsOfDirectory(atPath: destination.url.deletingLastPathComponent().path)
+            .sorted()
     }
 
     @Test(arguments: Kind.allCases)
@@ -139,7 +142,8 @@ struct ResumableDownloadTests {
         let id = UUID().uuidString
         let destination = try destination()
         let endpoint = try await download(
-            try realm(kind, retries: 2), id, size: size, to: destination, ["cuts": 700_000, "change_after": 1])
+            try realm(kind, retries: 2), id, size: size, to: destination,
+            ["cuts": 700_000, "change_after": 1])
         let response = try await endpoint.request()
         let stats = try await stats(id)
         #expect(response.statusCode == 200)
@@ -155,7 +159,8 @@ struct ResumableDownloadTests {
         let id = UUID().uuidString
         let destination = try destination()
         _ = try await download(
-            try realm(kind, retries: 1), id, size: size, to: destination, ["cuts": 300_000, "validator": "lastmod"]
+            try realm(kind, retries: 1), id, size: size, to: destination,
+            ["cuts": 300_000, "validator": "lastmod"]
         ).request()
         let stats = try await stats(id)
         #expect(stats.ranges == [nil, "bytes=300000-"])
@@ -165,8 +170,12 @@ struct ResumableDownloadTests {
 
     /// Servers a download cannot be resumed from: no ranges advertised, no validator `If-Range` may carry,
     /// a body in a content coding (its ranges are not the bytes on disk).
-    @Test(arguments: Kind.allCases, [["ranges": "0"], ["validator": "weak"], ["validator": "none"], ["gzip": "1"]])
-    func aServerThatCannotResumeGetsAskedForTheWholeBodyAgain(_ kind: Kind, _ options: [String: String]) async throws {
+    @Test(
+        arguments: Kind.allCases,
+        [["ranges": "0"], ["validator": "weak"], ["validator": "none"], ["gzip": "1"]])
+    func aServerThatCannotResumeGetsAskedForTheWholeBodyAgain(_ kind: Kind, _ options: [String: String])
+        async throws
+    {
         let size = 1 << 20
         let id = UUID().uuidString
         let destination = try destination()
@@ -194,13 +203,16 @@ struct ResumableDownloadTests {
 
         let lying = try await download(realm, id, size: size, to: destination, ["bad_range": 1])
         let failure = await #expect(throws: ServiceError.self) { try await lying.request() }
-        guard case let .transport(_, underlying, _)? = failure, let mismatch = underlying as? DownloadResumeError else {
+        guard case let .transport(_, underlying, _)? = failure,
+            let mismatch = underlying as? DownloadResumeError
+        else {
             Issue.record("expected a DownloadResumeError, got \(String(describing: failure))")
             return
         }
         #expect(mismatch.offset == 500_000)
         #expect(mismatch.contentRange == "bytes 500007-1048575/1048576")
-        #expect(failure?.description.contains("/file?") == true, "names the URL: \(String(describing: failure))")
+        #expect(
+            failure?.description.contains("/file?") == true, "names the URL: \(String(describing: failure))")
         #expect(destination.partialLength == nil)
         #expect(try filesBeside(destination).isEmpty, "nothing spliced, nothing kept")
 
@@ -215,7 +227,8 @@ struct ResumableDownloadTests {
         let destination = try destination()
         let cancelledID = UUID().uuidString
         let realm = try realm(kind)
-        let stalled = try await download(realm, cancelledID, size: size, to: destination, ["cuts": 600_000, "stall": 20])
+        let stalled = try await download(
+            realm, cancelledID, size: size, to: destination, ["cuts": 600_000, "stall": 20])
         let progress = ProgressLog()
         let task = Task { try await stalled.transfer(progress: { progress.add($0) }) }
         // Progress reports are throttled: the first says the body is coming; cancelled a moment later, the
@@ -280,7 +293,8 @@ extension ResumableDownloadTests {
         // The same Last-Modified, a shorter body: 416 `bytes */500000` for a file of 600,000 bytes.
         let shrunk = UUID().uuidString
         let other = try self.destination()
-        let cut = try await download(realm, shrunk, size: size, to: other, ["cuts": 600_000, "validator": "lastmod"])
+        let cut = try await download(
+            realm, shrunk, size: size, to: other, ["cuts": 600_000, "validator": "lastmod"])
         await #expect(throws: ServiceError.self) { try await cut.request() }
         #expect(other.partialLength == 600_000)
         let shorter = try await download(realm, shrunk, size: 500_000, to: other, ["validator": "lastmod"])

@@ -41,7 +41,8 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         /// Moves a downloaded file to `target`, over whatever is there, its directory made if need be.
         static func move(_ file: URL, to target: URL) throws {
             let manager = FileManager.default
-            try manager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try manager.createDirectory(
+                at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
             try? manager.removeItem(at: target)
             try manager.moveItem(at: file, to: target)
         }
@@ -198,7 +199,9 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
     /// answer, or as what a resumable download keeps (URLSessionBackend's `conclude`), never after the call
     /// was cancelled and its download discarded.
     private func openDownload(of task: URLSessionTask) {
-        guard tracked.withLock({ $0[task.taskIdentifier]?.streaming?.request.downloadFile }) != nil else { return }
+        guard tracked.withLock({ $0[task.taskIdentifier]?.streaming?.request.downloadFile }) != nil else {
+            return
+        }
         let file = FileManager.default.temporaryDirectory.appendingPathComponent(
             "swiftyservice-download-\(UUID().uuidString)")
         // Not opened, the body stays in memory and is written at the end, which then fails with the cause.
@@ -225,13 +228,16 @@ final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendab
         do {
             try output.write(contentsOf: data)
         } catch {
-            tracked.withLock { $0[task.taskIdentifier]?.ending = .cannotWrite(request.downloadFile ?? .placeholder) }
+            tracked.withLock {
+                $0[task.taskIdentifier]?.ending = .cannotWrite(request.downloadFile ?? .placeholder)
+            }
             task.cancel()
             return true
         }
         let expected = task.response?.expectedContentLength ?? -1
         request.reportProgress(
-            TransferProgress(direction: .download, completed: written, expected: expected >= 0 ? expected : nil))
+            TransferProgress(
+                direction: .download, completed: written, expected: expected >= 0 ? expected : nil))
         return true
     }
 

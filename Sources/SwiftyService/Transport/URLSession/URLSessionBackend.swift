@@ -113,7 +113,9 @@ public final class URLSessionBackend: NetworkBackend {
         _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
         #if canImport(Darwin)
-        if let upgrade = request.webSocketUpgrade { return openWebSocket(request, upgrade: upgrade, completion: completion) }
+        if let upgrade = request.webSocketUpgrade {
+            return openWebSocket(request, upgrade: upgrade, completion: completion)
+        }
         #endif
         return send(request, into: nil, completion: completion)
     }
@@ -269,7 +271,8 @@ public final class URLSessionBackend: NetworkBackend {
     private static func classified(_ error: any Error) -> any Error {
         let nsError = error as NSError
         guard nsError.domain == NSURLErrorDomain, nsError.code == URLError.Code.unknown.rawValue,
-            let reason = nsError.userInfo[NSLocalizedDescriptionKey] as? String, reason.hasPrefix("transfer closed with")
+            let reason = nsError.userInfo[NSLocalizedDescriptionKey] as? String,
+            reason.hasPrefix("transfer closed with")
         else { return TLSFailure.classified(error) }
         var info = nsError.userInfo
         info[NSUnderlyingErrorKey] = nsError
@@ -306,7 +309,8 @@ public final class URLSessionBackend: NetworkBackend {
             transfer.finish(.failure(failure))
         case let .cannotWrite(file):
             drop(body, of: transfer, head: head)
-            transfer.finish(.failure(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])))
+            transfer.finish(
+                .failure(CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: file.path])))
         default:
             if let error {
                 drop(body, of: transfer, head: head)
