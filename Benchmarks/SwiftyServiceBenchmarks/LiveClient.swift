@@ -72,22 +72,14 @@ func runLiveClient(
     let url = base.appendingPathComponent("user.json")
     let run: (Double) async throws -> (requests: Int, seconds: Double, cpu: UInt64)
     switch client {
-    case .rawLibcurlH2:
-        let raw = try RawLibcurl(url: url, inFlight: inFlight, http2CA: caFile)
-        run = { seconds in
-            let cpuStart = processCPUTime()
-            let start = now()
-            let count = raw.run(for: seconds)
-            return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
-        }
     case .curlH2:
         guard let caFile else { throw URLError(.badURL) }
         let realm = ServiceRealm.get("bench-live-curl-h2").setBaseURL(base).use(try CurlBackend())
             .setTLSPolicy(TLSPolicy(trustedRoots: try TLSCertificate.certificates(contentsOf: caFile)))
         let endpoint = LiveFileIn(realm: realm)
         run = { seconds in try await windowed(seconds, inFlight: inFlight) { _ = try await endpoint.request() } }
-    case .rawLibcurl:
-        let raw = try RawLibcurl(url: url, inFlight: inFlight)
+    case .rawLibcurl, .rawLibcurlH2:
+        let raw = try RawLibcurl(url: url, inFlight: inFlight, http2CA: client == .rawLibcurlH2 ? caFile : nil)
         run = { seconds in
             let cpuStart = processCPUTime()
             let start = now()
