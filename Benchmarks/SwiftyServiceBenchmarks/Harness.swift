@@ -24,8 +24,10 @@ struct Outcome {
     /// Whether a higher figure is better (throughput) rather than a lower one (time, bytes).
     let higherIsBetter: Bool
     var note: String = ""
+    /// The median of ratios measured in turns, where the scenario has them: steadier than the ratio of medians.
+    var pairedRatio: Double? = nil
 
-    var ratio: Double? { baseline.map { ours / $0 } }
+    var ratio: Double? { pairedRatio ?? baseline.map { ours / $0 } }
 
     var meets: Bool? {
         guard let goal else { return nil }

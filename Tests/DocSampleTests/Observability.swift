@@ -52,7 +52,7 @@ enum ObservabilitySamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/Observability.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 121)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Observability.md", line: 122)
         ServiceRealm.get("users")
             .addMiddleware(.retry())
             .addMiddleware(TraceContextMiddleware { span in

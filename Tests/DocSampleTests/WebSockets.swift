@@ -77,7 +77,18 @@ enum WebSocketsSamples {
 
     /// Sources/SwiftyService/SwiftyService.docc/WebSockets.md, swift block 3.
     static func sample3() async throws {
-        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/WebSockets.md", line: 122)
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/WebSockets.md", line: 121)
+        ServiceRealm.get("chat").addObserver(EventHandler { event in
+            if case let .webSocketEnded(summary) = event.kind {
+                print(event.requestID, summary.closeCode ?? summary.error as Any, summary.messagesReceived, summary.duration)
+            }
+        })
+        #sourceLocation()
+    }
+
+    /// Sources/SwiftyService/SwiftyService.docc/WebSockets.md, swift block 4.
+    static func sample4() async throws {
+        #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/WebSockets.md", line: 137)
         func testLobby() async throws {
             let stub = StubBackend().on(
                 .path("/v1/rooms/lobby/socket"),

@@ -81,6 +81,8 @@ extension PreparedRequest {
                 request.urlRequest,
                 underlying: WebSocketError.handshakeFailed("the 101 answer came without a socket (from a cache or a middleware)"))
         }
-        return WebSocket(channel: channel, response: response)
+        return WebSocket(
+            channel: events.map { MeteredWebSocketChannel(channel, events: $0, request: request.urlRequest) } ?? channel,
+            response: response)
     }
 }

@@ -15,6 +15,8 @@ final class EventEmitter: Sendable {
         var delivering = false
         /// Set once `completed` or `failed` is queued: later events are dropped.
         var ended = false
+        /// Set once `webSocketEnded` is queued.
+        var socketEnded = false
     }
 
     private static let counter = Locked.make(UInt64(0))
@@ -32,7 +34,13 @@ final class EventEmitter: Sendable {
     func emit(_ kind: RequestEvent.Kind) {
         let event = RequestEvent(requestID: id, kind: kind, date: Date())
         let deliverNow = state.withLock { state -> Bool in
-            guard !state.ended else { return false }
+            // A socket's end comes after the `completed` of the handshake that opened it.
+            if case .webSocketEnded = kind {
+                guard state.ended, !state.socketEnded else { return false }
+                state.socketEnded = true
+            } else if state.ended {
+                return false
+            }
             if case .completed = kind { state.ended = true }
             if case .failed = kind { state.ended = true }
             state.queue.append(event)

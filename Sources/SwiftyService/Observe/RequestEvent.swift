@@ -42,7 +42,31 @@ public struct RequestEvent: Sendable {
         case completed(Response)
         /// The call failed; `metrics` holds the attempts' metrics that were collected.
         case failed(ServiceError, metrics: [TransferMetrics])
+        /// The WebSocket this call opened (after its `completed` with the `101`) has ended, as the app saw it: its
+        /// reader got the end or the failure, its `close` returned, or it was let go. Comes once, last.
+        case webSocketEnded(WebSocketSummary)
     }
+}
+
+/// What an open WebSocket did, told once it has ended (``RequestEvent/Kind/webSocketEnded(_:)``): how it ended,
+/// and how much went each way. Enough to log a session or to decide whether to open the socket again.
+public struct WebSocketSummary: Sendable {
+    /// The code of the server's close frame, when it sent one that carried a code.
+    public let closeCode: WebSocketCloseCode?
+    /// The reason in the server's close frame, when it sent one.
+    public let closeReason: String?
+    /// What ended the socket, when it did not end with a close handshake.
+    public let error: ServiceError?
+    /// The messages the app sent, and their payload bytes (before compression).
+    public let messagesSent: Int
+    /// The payload bytes of the messages sent.
+    public let bytesSent: Int
+    /// The messages the app received, and their payload bytes (after decompression).
+    public let messagesReceived: Int
+    /// The payload bytes of the messages received.
+    public let bytesReceived: Int
+    /// The time from the `101` answer to the end.
+    public let duration: TimeInterval
 }
 
 /// Identifies one call across its events: unique within the process.

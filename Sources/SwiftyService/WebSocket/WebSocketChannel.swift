@@ -35,4 +35,7 @@ protocol WebSocketByteStream: AnyObject {
     func read(into buffer: UnsafeMutableRawBufferPointer) throws -> Int?
     /// Ends the connection; called once, on the engine's thread.
     func shutdown()
+    /// Whether a read that gave fewer bytes than asked left none behind: true of a plain socket, not of TLS, whose
+    /// library may hold bytes it decrypted that the socket no longer shows.
+    var drainsInOneRead: Bool { get }
 }

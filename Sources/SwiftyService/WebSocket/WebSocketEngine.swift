@@ -16,6 +16,10 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     let compression: WebSocketCompression?
     private let options: WebSocketOptions
     private let shared: Locked<Shared>
+    /// Held while the connection is read or written, by the engine's thread or by a sender that writes its own
+    /// frame: libcurl's handle (and TLS) must not be used by two threads at once, and frames must not interleave.
+    /// Taken before `shared` when both are.
+    private let wire: Locked<Wire>
     private let wakeRead: Int32
     private let wakeWrite: Int32
     // The thread's own state; nothing else touches it once the thread runs.
@@ -38,6 +42,16 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         }
     }
 
+    /// The frame being written; the connection has taken `offset` of its bytes.
+    private struct Wire {
+        var pending: [UInt8] = []
+        var offset = 0
+        /// The sender waiting for `pending` to be written, if one waits.
+        var done: CheckedContinuation<Void, any Error>?
+
+        var isWriting: Bool { offset < pending.count }
+    }
+
     private enum End {
         case closed
         case failed(WebSocketError)
@@ -57,14 +71,23 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         var closure: (code: WebSocketCloseCode?, reason: String)?
         var end: End?
         var closeWaiters: [CheckedContinuation<Void, Never>] = []
+        /// The engine stopped reading for want of room: the reader who makes room wakes it.
+        var starved = false
+        /// The engine queued a close frame or failed: a frame written after it would break the protocol.
+        var sendsEnded = false
+        /// Readers' brief waits to skip, and how many the last miss set (``takeWithinBriefWait()``).
+        var briefWaitSkips = 0
+        var briefWaitMisses = 0
 
         var queuedCount: Int { inbound.count - inboundHead }
+        var acceptsSends: Bool { end == nil && !sendsEnded && closeRequest == nil && closure == nil }
     }
 
     /// An engine over `stream`, whose first bytes after the handshake's head are `leftover`, compressing as
     /// `deflate` says when the server agreed to; it starts at once.
     init(
-        stream: any WebSocketByteStream, leftover: [UInt8], subprotocol: String?, deflate: WebSocketDeflate? = nil,
+        stream: any WebSocketByteStream, leftover: [UInt8], subprotocol: String?,
+        deflate: WebSocketDeflate? = nil,
         options: WebSocketOptions
     ) {
         self.stream = stream
@@ -75,8 +98,10 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         decoder = WebSocketFrameDecoder(maximumPayloadSize: options.maximumMessageSize)
         decoder.acceptsCompressedFrames = deflate != nil
         decoder.append(leftover)
-        receiver = WebSocketReceiver(maximumMessageSize: options.maximumMessageSize, inflater: deflate?.inflater)
+        receiver = WebSocketReceiver(
+            maximumMessageSize: options.maximumMessageSize, inflater: deflate?.inflater)
         shared = .make(Shared())
+        wire = .make(Wire())
         var fds: [Int32] = [-1, -1]
         _ = pipe(&fds)
         for fd in fds { _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) }
@@ -99,6 +124,15 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     var bufferedByteCount: Int { shared.withLock { $0.inboundBytes } }
 
     func send(_ message: WebSocketMessage) async throws {
+        // With nothing queued or being written, the sender writes its frame itself: no hop to the engine's thread
+        // and back, which is most of a small message's round trip.
+        switch try writeDirectly(message) {
+        case .written: return
+        case .begun:
+            wake()
+            return
+        case .queue: break
+        }
         let bytes: Outgoing.Payload
         let size: Int
         if deflater != nil, message.byteCount >= WebSocketDeflate.smallestCompressed {
@@ -110,7 +144,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         // Within the send buffer a message is queued and the sender goes on at once, with no hop to the engine's
         // thread and back; past it, the sender waits until its message is written.
         let queued = shared.withLock { state -> Bool? in
-            guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return nil }
+            guard state.acceptsSends else { return nil }
             guard state.outgoingBytes < Self.sendBuffer else { return false }
             state.outgoing.append(Outgoing(payload: bytes, size: size, done: nil))
             state.outgoingBytes += size
@@ -122,13 +156,46 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         case false?:
             try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
                 let refused = shared.withLock { state -> Bool in
-                    guard state.end == nil, state.closeRequest == nil, state.closure == nil else { return true }
+                    guard state.acceptsSends else { return true }
                     state.outgoing.append(Outgoing(payload: bytes, size: size, done: done))
                     state.outgoingBytes += size
                     return false
                 }
                 if refused { done.resume(throwing: WebSocketError.closed) } else { wake() }
             }
+        }
+    }
+
+    private enum DirectWrite {
+        /// The whole frame went to the connection.
+        case written
+        /// Part of it did; the engine writes the rest once the connection takes more.
+        case begun
+        /// Messages wait before it, a frame is half written, or the message is large: it goes through the queue.
+        case queue
+    }
+
+    /// Writes `message`'s frame on the caller's thread when nothing waits before it.
+    private func writeDirectly(_ message: WebSocketMessage) throws -> DirectWrite {
+        guard message.byteCount < Self.sendBuffer / 4 else { return .queue }
+        return try wire.withLock { wire in
+            let clear = shared.withLock { state -> Bool? in
+                guard state.acceptsSends else { return nil }
+                return state.outgoing.isEmpty
+            }
+            guard let clear else { throw WebSocketError.closed }
+            guard clear, !wire.isWriting else { return .queue }
+            let compressing = message.byteCount >= WebSocketDeflate.smallestCompressed
+            wire.pending = Self.frame(message, deflater: compressing ? deflater : nil)
+            // A connection that failed is the engine's to find and report; the frame waits for it like a queued one.
+            let written = (try? wire.pending.withUnsafeBytes { try stream.write($0) }) ?? 0
+            wire.offset = written
+            if written == wire.pending.count {
+                wire.pending = []
+                wire.offset = 0
+                return .written
+            }
+            return .begun
         }
     }
 
@@ -140,7 +207,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             case let .binary(data): (.binary, data)
             }
         var frame = WebSocketFrame(opcode: opcode, payload: payload)
-        if let compressed = deflater.flatMap({ deflater in payload.withUnsafeBytes { deflater.compress($0) } }) {
+        if let compressed = deflater.flatMap({ deflater in payload.withUnsafeBytes { deflater.compress($0) } }
+        ) {
             frame.payload = Data(compressed)
             frame.isCompressed = true
         }
@@ -151,12 +219,17 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     private static let sendBuffer = 256 * 1024
 
     func receive() async throws -> WebSocketMessage? {
+        if let message = takeWithinBriefWait() {
+            wakeIfStarved()
+            return message
+        }
         let id = shared.withLock { state in
             state.nextReaderID += 1
             return state.nextReaderID
         }
         let next = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (reader: CheckedContinuation<WebSocketMessage?, any Error>) in
+            try await withCheckedThrowingContinuation {
+                (reader: CheckedContinuation<WebSocketMessage?, any Error>) in
                 let answer = shared.withLock { state -> Result<WebSocketMessage?, any Error>? in
                     if state.queuedCount > 0 { return .success(take(&state)) }
                     switch state.end {
@@ -177,9 +250,57 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             }
             reader?.resume(throwing: CancellationError())
         }
-        // A message taken makes room: a reader that waited for it may let the engine read again.
-        if next != nil { wake() }
+        if next != nil { wakeIfStarved() }
         return next
+    }
+
+    /// A message taken makes room: the engine, if it stopped reading for want of it, may read again.
+    private func wakeIfStarved() {
+        let starved = shared.withLock { state in
+            defer { state.starved = false }
+            return state.starved
+        }
+        if starved { wake() }
+    }
+
+    /// How long a reader looks for a message before it parks, on a machine of more than one core: an answer over
+    /// loopback or a LAN often comes within it, and a reader that takes it itself spares the engine's thread a
+    /// hand-over to another thread (half of a small message's round trip here).
+    private static let briefWait: UInt64 = ProcessInfo.processInfo.activeProcessorCount > 1 ? 50_000 : 0
+
+    /// The next message if one comes within ``briefWait``. A wait that
+    /// ends empty-handed makes the next ones skip it (1, then doubling to 256 with each miss in a row); one that gets a message
+    /// ends the skipping: a server that answers slowly costs a reader's thread one brief wait per 256 messages.
+    private func takeWithinBriefWait() -> WebSocketMessage? {
+        guard Self.briefWait > 0 else { return nil }
+        let waiting = shared.withLock { state -> Bool in
+            if state.queuedCount > 0 { return true }
+            guard state.end == nil, state.readers.isEmpty else { return false }
+            guard state.briefWaitSkips == 0 else {
+                state.briefWaitSkips -= 1
+                return false
+            }
+            return true
+        }
+        guard waiting else { return nil }
+        let deadline = Self.now() + Self.briefWait
+        while true {
+            let message = shared.withLock { state -> WebSocketMessage? in
+                guard state.queuedCount > 0 else { return nil }
+                state.briefWaitMisses = 0
+                return take(&state)
+            }
+            if let message { return message }
+            // Looked at every microsecond, not as fast as it can: the engine takes the same lock to queue the message.
+            let next = Self.now() + 1_000
+            if next > deadline { break }
+            while Self.now() < next {}
+        }
+        shared.withLock { state in
+            state.briefWaitMisses = min(max(state.briefWaitMisses * 2, 1), 256)
+            state.briefWaitSkips = state.briefWaitMisses
+        }
+        return nil
     }
 
     private func take(_ state: inout Shared) -> WebSocketMessage {
@@ -221,9 +342,6 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     // MARK: The thread
 
-    private var pendingWrite: [UInt8] = []
-    private var writeOffset = 0
-    private var pendingDone: CheckedContinuation<Void, any Error>?
     private var control: [[UInt8]] = []
     private var closeQueued = false
     private var closeSent = false
@@ -231,6 +349,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     private var readEnded = false
     private var failure: WebSocketError?
     private var closeDeadline: UInt64?
+    /// Whether a read may find bytes: `false` once one found none, until `poll` says the socket is readable.
+    private var mayHaveBytes = true
     private var nextPing: UInt64?
     private var pongDeadline: UInt64?
 
@@ -247,7 +367,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         if let interval = options.pingInterval { nextPing = Self.now() + Self.nanoseconds(interval) }
         while true {
             let (room, closeRequest) = shared.withLock { state in
-                (state.inboundBytes < options.bufferedBytes, state.closeRequest)
+                (Self.hasRoom(&state, options), state.closeRequest)
             }
             if let closeRequest, !closeQueued, failure == nil {
                 queueClose(code: closeRequest.code, reason: closeRequest.reason)
@@ -287,28 +407,41 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                 }
             }
             // The frames of the last read were processed: the connection is polled before it is read again.
-            if failure != nil || turn == Self.readsPerTurn { return }
+            if failure != nil || turn == Self.readsPerTurn || !mayHaveBytes { return }
             // After the peer's close frame only its end of the connection is awaited; what comes is dropped.
-            if !closeReceived, !closeSent, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
+            if !closeReceived, !closeSent, !shared.withLock({ Self.hasRoom(&$0, options) }) { return }
             let count: Int?
+            let asked = closeReceived ? discarded.count : Self.readSize
             do {
                 if closeReceived {
-                    count = try discarded.withUnsafeMutableBytes { try stream.read(into: $0) }
+                    count = try discarded.withUnsafeMutableBytes { bytes in
+                        try wire.withLock { _ in try stream.read(into: bytes) }
+                    }
                 } else {
                     // Straight into the decoder's buffer: a large message is copied once, into its `Data`.
-                    count = try decoder.read(upTo: Self.readSize) { try stream.read(into: $0) }
+                    count = try decoder.read(upTo: asked) { bytes in
+                        try wire.withLock { _ in try stream.read(into: bytes) }
+                    }
                 }
             } catch {
                 readEnded = true
                 if !closeSent { fail(.connectionLost("\(error)"), sendingClose: false) }
                 return
             }
-            guard let count else { return }
+            guard let count else {
+                mayHaveBytes = false
+                return
+            }
+            // A plain socket that gave less than was asked has nothing more now: poll says when it has, which saves
+            // a read that would only say so (most of a small message's turn).
+            if count > 0, count < asked, stream.drainsInOneRead { mayHaveBytes = false }
             if count == 0 {
                 readEnded = true
                 // After our close frame the server may end the connection without answering: still a close.
                 if !closeReceived, !closeSent {
-                    fail(.connectionLost("the server ended the connection without a close frame"), sendingClose: false)
+                    fail(
+                        .connectionLost("the server ended the connection without a close frame"),
+                        sendingClose: false)
                 }
                 return
             }
@@ -319,7 +452,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         while !closeReceived {
             // Whole frames wait in the decoder while the reader has no room: one read of compressed frames can
             // inflate to thousands of messages.
-            if !closeSent, !shared.withLock({ $0.inboundBytes < options.bufferedBytes }) { return }
+            if !closeSent, !shared.withLock({ Self.hasRoom(&$0, options) }) { return }
             decoder.maximumPayloadSize = receiver.remainingRoom
             decoder.continuesCompressedMessage = receiver.isReceivingCompressedMessage
             guard let frame = try decoder.nextFrame() else { return }
@@ -340,7 +473,11 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                 // Only the latest ping needs its pong (RFC 6455, 5.5.3): a server that pings and never reads
                 // cannot grow the queue.
                 control.removeAll { $0.first == 0x8A }
-                if !closeSent { control.append(WebSocketFrame(opcode: .pong, payload: payload).encoded(maskingKey: WebSocketFrame.randomMaskingKey())) }
+                if !closeSent {
+                    control.append(
+                        WebSocketFrame(opcode: .pong, payload: payload).encoded(
+                            maskingKey: WebSocketFrame.randomMaskingKey()))
+                }
             case .pong:
                 pongDeadline = nil
             case let .close(code, reason):
@@ -352,10 +489,21 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         }
     }
 
+    /// Whether the reader has room for more messages; when it has none, the reader who makes some wakes the engine.
+    private static func hasRoom(_ state: inout Shared, _ options: WebSocketOptions) -> Bool {
+        let room = state.inboundBytes < options.bufferedBytes
+        if !room { state.starved = true }
+        return room
+    }
+
     private func queueClose(code: WebSocketCloseCode, reason: String) {
+        shared.withLock { $0.sendsEnded = true }
         closeQueued = true
-        let payload: [UInt8] = code == .noStatusReceived ? [] : WebSocketReceiver.closePayload(code: code, reason: reason)
-        control.append(WebSocketFrame(opcode: .close, payload: payload).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
+        let payload: [UInt8] =
+            code == .noStatusReceived ? [] : WebSocketReceiver.closePayload(code: code, reason: reason)
+        control.append(
+            WebSocketFrame(opcode: .close, payload: payload).encoded(
+                maskingKey: WebSocketFrame.randomMaskingKey()))
         closeDeadline = closeDeadline ?? Self.now() + Self.nanoseconds(options.closeTimeout)
     }
 
@@ -363,10 +511,15 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     private func fail(_ error: WebSocketError, sendingClose: Bool) {
         guard failure == nil else { return }
         failure = error
+        shared.withLock { $0.sendsEnded = true }
         if sendingClose, !closeQueued, let code = error.closeCode {
             closeQueued = true
-            control = [WebSocketFrame(opcode: .close, payload: WebSocketReceiver.closePayload(code: code, reason: ""))
-                .encoded(maskingKey: WebSocketFrame.randomMaskingKey())]
+            control = [
+                WebSocketFrame(
+                    opcode: .close, payload: WebSocketReceiver.closePayload(code: code, reason: "")
+                )
+                .encoded(maskingKey: WebSocketFrame.randomMaskingKey())
+            ]
             closeDeadline = Self.now() + Self.nanoseconds(min(options.closeTimeout, 1))
         } else {
             readEnded = true
@@ -375,53 +528,64 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     }
 
     private func writeAvailable() {
-        while true {
-            if writeOffset == pendingWrite.count {
-                pendingDone?.resume()
-                pendingDone = nil
-                if !control.isEmpty {
-                    pendingWrite = control.removeFirst()
-                    if pendingWrite.first == 0x88 { closeSent = true }
-                } else if failure == nil, !closeSent,
-                    let next = shared.withLock({ state -> Outgoing? in
-                        guard !state.outgoing.isEmpty else { return nil }
-                        let next = state.outgoing.removeFirst()
-                        state.outgoingBytes -= next.size
-                        return next
-                    })
-                {
-                    switch next.payload {
-                    case let .frame(bytes): pendingWrite = bytes
-                    case let .message(message): pendingWrite = Self.frame(message, deflater: deflater)
+        var written: [CheckedContinuation<Void, any Error>] = []
+        var lost: (error: any Error, waiting: CheckedContinuation<Void, any Error>?)?
+        wire.withLock { wire in
+            while true {
+                if !wire.isWriting {
+                    if let done = wire.done { written.append(done) }
+                    wire.done = nil
+                    guard let next = nextFrame() else {
+                        wire.pending = []
+                        wire.offset = 0
+                        return
                     }
-                    pendingDone = next.done
-                } else {
-                    pendingWrite = []
-                    writeOffset = 0
+                    (wire.pending, wire.done, wire.offset) = (next.bytes, next.done, 0)
+                }
+                let count: Int
+                do {
+                    count = try wire.pending.withUnsafeBytes { bytes in
+                        try stream.write(UnsafeRawBufferPointer(rebasing: bytes[wire.offset...]))
+                    }
+                } catch {
+                    lost = (error, wire.done)
+                    (wire.pending, wire.done, wire.offset) = ([], nil, 0)
                     return
                 }
-                writeOffset = 0
+                if count == 0 { return }
+                wire.offset += count
             }
-            let written: Int
-            do {
-                written = try pendingWrite.withUnsafeBytes { bytes in
-                    try stream.write(UnsafeRawBufferPointer(rebasing: bytes[writeOffset...]))
-                }
-            } catch {
-                pendingDone?.resume(throwing: WebSocketError.connectionLost("\(error)"))
-                pendingDone = nil
-                pendingWrite = []
-                writeOffset = 0
-                if failure == nil, !closeSent { fail(.connectionLost("\(error)"), sendingClose: false) }
-                readEnded = readEnded || failure != nil
-                return
-            }
-            if written == 0 { return }
-            writeOffset += written
+        }
+        for done in written { done.resume() }
+        guard let (error, waiting) = lost else { return }
+        waiting?.resume(throwing: WebSocketError.connectionLost("\(error)"))
+        if failure == nil, !closeSent { fail(.connectionLost("\(error)"), sendingClose: false) }
+        readEnded = readEnded || failure != nil
+    }
+
+    /// The next frame to write: control frames first, then the senders' messages (taken under `wire`, so that a
+    /// sender writing directly cannot overtake one taken here).
+    private func nextFrame() -> (bytes: [UInt8], done: CheckedContinuation<Void, any Error>?)? {
+        if !control.isEmpty {
+            let frame = control.removeFirst()
+            if frame.first == 0x88 { closeSent = true }
+            return (frame, nil)
+        }
+        guard failure == nil, !closeSent,
+            let next = shared.withLock({ state -> Outgoing? in
+                guard !state.outgoing.isEmpty else { return nil }
+                let next = state.outgoing.removeFirst()
+                state.outgoingBytes -= next.size
+                return next
+            })
+        else { return nil }
+        switch next.payload {
+        case let .frame(bytes): return (bytes, next.done)
+        case let .message(message): return (Self.frame(message, deflater: deflater), next.done)
         }
     }
 
-    private var hasPendingWrites: Bool { writeOffset < pendingWrite.count || !control.isEmpty }
+    private var hasPendingWrites: Bool { !control.isEmpty || wire.withLock { $0.isWriting } }
 
     private func checkTimers() {
         let now = Self.now()
@@ -439,7 +603,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             return
         }
         if let ping = nextPing, now >= ping, let interval = options.pingInterval, failure == nil, !closeSent {
-            control.append(WebSocketFrame(opcode: .ping).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
+            control.append(
+                WebSocketFrame(opcode: .ping).encoded(maskingKey: WebSocketFrame.randomMaskingKey()))
             if pongDeadline == nil { pongDeadline = now + Self.nanoseconds(options.pingTimeout) }
             nextPing = now + Self.nanoseconds(interval)
             writeAvailable()
@@ -478,13 +643,15 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
             pollfd(
                 fd: stream.descriptor,
-                events: Int16((reading || (closeSent && !readEnded) ? POLLIN : 0) | (hasPendingWrites ? POLLOUT : 0)),
+                events: Int16(
+                    (reading || (closeSent && !readEnded) ? POLLIN : 0) | (hasPendingWrites ? POLLOUT : 0)),
                 revents: 0),
         ]
         let now = Self.now()
         let deadlines = [closeDeadline, pongDeadline, nextPing, lingerDeadline].compactMap { $0 }
         let timeout = deadlines.min().map { Int32(clamping: ($0 > now ? $0 - now : 0) / 1_000_000 + 1) } ?? -1
         _ = poll(&descriptors, 2, timeout)
+        if descriptors[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { mayHaveBytes = true }
         if descriptors[0].revents != 0 {
             var drain = [UInt8](repeating: 0, count: 64)
             while systemRead(wakeRead, &drain, drain.count) > 0 {}
@@ -492,9 +659,12 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     }
 
     private func finish(_ end: End) {
-        stream.shutdown()
-        pendingDone?.resume(throwing: WebSocketError.closed)
-        pendingDone = nil
+        let writing = wire.withLock { wire in
+            stream.shutdown()
+            defer { wire.done = nil }
+            return wire.done
+        }
+        writing?.resume(throwing: WebSocketError.closed)
         let (readers, senders, waiters) = shared.withLock { state in
             state.end = end
             let readers = state.readers.map(\.continuation)

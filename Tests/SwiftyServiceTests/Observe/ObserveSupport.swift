@@ -43,6 +43,7 @@ extension RequestEvent.Kind {
         case let .completed(response): "completed \(response.statusCode)"
         case let .failed(error, _): "failed \(error.kind)"
         case let .waitingForConnection(wait): "waiting for 1 of \(wait.limit)"
+        case let .webSocketEnded(summary): "socket ended \(summary.closeCode.map { "\($0.rawValue)" } ?? "without a close code")"
         }
     }
 }

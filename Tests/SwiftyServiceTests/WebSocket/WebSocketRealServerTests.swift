@@ -148,6 +148,50 @@ import FoundationNetworking
         await socket.close()
     }
 
+    /// Small messages are written by their sender itself and large ones go through the engine's queue; with several
+    /// senders at once, over TLS (one libcurl handle used from several threads) and compressed with context
+    /// takeover (where the order written must be the order compressed), every message arrives whole and each
+    /// sender's in its order.
+    @Test(arguments: ["WS_URL", "WS_TLS_URL"])
+    func messagesOfConcurrentSendersArriveWholeAndInEachSendersOrder(_ variable: String) async throws {
+        var realm = try WebSocketServers.realm(variable)
+        if variable == "WS_TLS_URL" { realm = realm.setTLSPolicy(try TLSFixtures.trustingCA()) }
+        let socket = try await TestEndpoint(realm, "echo").webSocket()
+        #expect(socket.compression != nil)
+        let senders = 4
+        let perSender = 120
+        let large = 100_000
+        let reader = Task {
+            var next = [Int](repeating: 0, count: senders)
+            for _ in 0..<(senders * perSender) {
+                guard case let .text(text)? = try await socket.receive() else { return next }
+                let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+                guard parts.count == 3, let sender = Int(parts[0]), let index = Int(parts[1]) else {
+                    Issue.record("a message came back garbled: \(text.prefix(40))")
+                    return next
+                }
+                #expect(index == next[sender], "sender \(sender): message \(index) came when \(next[sender]) was due")
+                #expect(parts[2].count == (index % 10 == 9 ? large : 0))
+                next[sender] = index + 1
+            }
+            return next
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for sender in 0..<senders {
+                group.addTask {
+                    for index in 0..<perSender {
+                        let filler = index % 10 == 9 ? String(repeating: "x", count: large) : ""
+                        try await socket.send(.text("\(sender):\(index):\(filler)"))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await reader.value == [Int](repeating: perSender, count: senders))
+        await socket.close()
+        #expect(socket.closeCode == .normalClosure)
+    }
+
     @Test func wssUsesTheRealmsTLSPolicy() async throws {
         let realm = try WebSocketServers.realm("WS_TLS_URL").setTLSPolicy(try TLSFixtures.trustingCA())
         let socket = try await TestEndpoint(realm, "echo").webSocket()

@@ -53,7 +53,7 @@ enum CurlWebSocketConnector {
         guard let url = urlRequest.url, let handle = curl.easyInit() else {
             throw URLError(.badURL)
         }
-        let stream = CurlByteStream(curl: curl, handle: handle)
+        let stream = CurlByteStream(curl: curl, handle: handle, isTLS: ["https", "wss"].contains(url.scheme?.lowercased()))
         var handedOver = false
         defer { if !handedOver { stream.shutdown() } }
         typealias O = LibCurl.Option
@@ -141,10 +141,12 @@ final class CurlByteStream: WebSocketByteStream {
     private var handle: LibCurl.Handle?
     var descriptor: Int32 = -1
     let errorBuffer: UnsafeMutablePointer<CChar>
+    let drainsInOneRead: Bool
 
-    init(curl: LibCurl, handle: LibCurl.Handle) {
+    init(curl: LibCurl, handle: LibCurl.Handle, isTLS: Bool) {
         self.curl = curl
         self.handle = handle
+        drainsInOneRead = !isTLS
         errorBuffer = .allocate(capacity: 256)
         errorBuffer.initialize(repeating: 0, count: 256)
     }
