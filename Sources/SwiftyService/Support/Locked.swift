@@ -22,9 +22,13 @@ struct Locked<Value>: @unchecked Sendable {
 
     static func make(_ value: Value) -> Locked<Value> { Locked(.make(value)) }
 
-
     func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withLock(body)
+    }
+
+    /// `body`'s result, or `nil` without waiting when another thread holds the lock.
+    func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+        try storage.withLockIfAvailable(body)
     }
 
     var value: Value { withLock { $0 } }
@@ -67,5 +71,17 @@ final class LockedStorage<Value>: ManagedBuffer<Value, LockPrimitive> {
             return try body(&value.pointee)
         }
     }
-}
 
+    func withLockIfAvailable<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result? {
+        try withUnsafeMutablePointers { value, lock in
+            #if canImport(Darwin)
+            guard os_unfair_lock_trylock(lock) else { return nil }
+            defer { os_unfair_lock_unlock(lock) }
+            #else
+            guard pthread_mutex_trylock(lock) == 0 else { return nil }
+            defer { pthread_mutex_unlock(lock) }
+            #endif
+            return try body(&value.pointee)
+        }
+    }
+}

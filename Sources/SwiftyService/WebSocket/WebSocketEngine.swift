@@ -22,7 +22,12 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     private let wire: Locked<Wire>
     private let wakeRead: Int32
     private let wakeWrite: Int32
-    // The thread's own state; nothing else touches it once the thread runs.
+    /// Held by whoever reads the connection and carries out the protocol: the engine's thread for a turn of its
+    /// loop (not while it waits), or a reader that waits for a message (``readOnReadersTurn()``). Taken before
+    /// `wire` and `shared`. It counts the turns readers took (a value of no size trips ThreadSanitizer's
+    /// access checks).
+    private let driver = Locked.make(0)
+    // The state below is the driver's: touched only under `driver`.
     private let stream: any WebSocketByteStream
     private var decoder: WebSocketFrameDecoder
     private var receiver: WebSocketReceiver
@@ -291,7 +296,15 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                 return take(&state)
             }
             if let message { return message }
-            // Looked at every microsecond, not as fast as it can: the engine takes the same lock to queue the message.
+            // The reader reads the connection itself when the engine's thread is waiting on it; what it finds is in
+            // the queue for the next look. Work that is the engine's (a pong to send, an end) wakes it.
+            let engineHasWork = driver.withLockIfAvailable { readersTurns in
+                readersTurns += 1
+                return readOnReadersTurn()
+            }
+            if engineHasWork == true { wake() }
+            if shared.withLock({ $0.queuedCount > 0 }) { continue }
+            // Looked at every microsecond, not as fast as it can: each look is a system call and a lock.
             let next = Self.now() + 1_000
             if next > deadline { break }
             while Self.now() < next {}
@@ -349,6 +362,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     private var readEnded = false
     private var failure: WebSocketError?
     private var closeDeadline: UInt64?
+    /// Where what comes after the server's close frame is read, to be dropped.
+    private var discarded = [UInt8](repeating: 0, count: 4096)
     /// Whether a read may find bytes: `false` once one found none, until `poll` says the socket is readable.
     private var mayHaveBytes = true
     private var nextPing: UInt64?
@@ -356,6 +371,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
 
     /// How much one read asks the connection for.
     private static let readSize = 256 * 1024
+    /// A read under this size that gave less than was asked is taken to have emptied a plain socket.
+    private static let smallRead = 16 * 1024
     /// How many reads one turn of the thread's loop makes at most.
     private static let readsPerTurn = 16
 
@@ -363,35 +380,65 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
     private static func nanoseconds(_ interval: TimeInterval) -> UInt64 { UInt64(max(0, interval) * 1e9) }
 
     private func run() {
-        var discarded = [UInt8](repeating: 0, count: 4096)
-        if let interval = options.pingInterval { nextPing = Self.now() + Self.nanoseconds(interval) }
-        while true {
-            let (room, closeRequest) = shared.withLock { state in
-                (Self.hasRoom(&state, options), state.closeRequest)
-            }
-            if let closeRequest, !closeQueued, failure == nil {
-                queueClose(code: closeRequest.code, reason: closeRequest.reason)
-            }
-            // After our close frame the messages that still come are dropped, so the reader's room does not matter.
-            let reading = (room || closeSent || closeReceived) && !readEnded && failure == nil
-            if reading { readAvailable(discarding: &discarded) }
-            if failure == nil || closeSent == false { writeAvailable() }
-            if let ended = finished() {
-                finish(ended)
-                return
-            }
-            checkTimers()
-            if let ended = finished() {
-                finish(ended)
-                return
-            }
-            waitForEvents(reading: reading && !readEnded && failure == nil)
+        driver.withLock { _ in
+            if let interval = options.pingInterval { nextPing = Self.now() + Self.nanoseconds(interval) }
         }
+        var readable = false
+        while true {
+            // One turn under `driver`, the wait outside it: a reader may take a turn meanwhile.
+            let wait = driver.withLock { _ -> (events: Int16, timeout: Int32)? in
+                if readable { mayHaveBytes = true }
+                return turn()
+            }
+            guard let wait else { return }
+            readable = waitForEvents(wait.events, timeout: wait.timeout)
+        }
+    }
+
+    /// Reads, writes and keeps time once; what to wait for next, or `nil` once the socket has ended.
+    private func turn() -> (events: Int16, timeout: Int32)? {
+        let (room, closeRequest) = shared.withLock { state in
+            (Self.hasRoom(&state, options), state.closeRequest)
+        }
+        if let closeRequest, !closeQueued, failure == nil {
+            queueClose(code: closeRequest.code, reason: closeRequest.reason)
+        }
+        // After our close frame the messages that still come are dropped, so the reader's room does not matter.
+        let reading = (room || closeSent || closeReceived) && !readEnded && failure == nil
+        if reading { readAvailable() }
+        if failure == nil || closeSent == false { writeAvailable() }
+        if let ended = finished() {
+            finish(ended)
+            return nil
+        }
+        checkTimers()
+        if let ended = finished() {
+            finish(ended)
+            return nil
+        }
+        let polling = reading && !readEnded && failure == nil
+        let events = Int16(
+            (polling || (closeSent && !readEnded) ? POLLIN : 0) | (hasPendingWrites ? POLLOUT : 0))
+        let now = Self.now()
+        let deadlines = [closeDeadline, pongDeadline, nextPing, lingerDeadline].compactMap { $0 }
+        let timeout = deadlines.min().map { Int32(clamping: ($0 > now ? $0 - now : 0) / 1_000_000 + 1) } ?? -1
+        return (events, timeout)
+    }
+
+    /// A reader's turn at the connection while it waits for a message (``takeWithinBriefWait()``), under `driver`:
+    /// it reads and decodes what has come itself, so that the message is not handed from the engine's thread to
+    /// the reader's. Whether the engine has work of its own now (a pong or a close frame to write, an end).
+    private func readOnReadersTurn() -> Bool {
+        guard !readEnded, failure == nil, !closeReceived, !closeSent else { return false }
+        // The reader does not poll: a read is how it finds out.
+        mayHaveBytes = true
+        readAvailable()
+        return failure != nil || closeReceived || readEnded || !control.isEmpty
     }
 
     /// Reads what the connection has, frame by frame, until it has no more, the reader's room runs out, the peer
     /// breaks the protocol (then nothing more is read), or enough was read for the timers and writes to have a turn.
-    private func readAvailable(discarding discarded: inout [UInt8]) {
+    private func readAvailable() {
         // A server that sends faster than the socket reads (compressed frames inflate slowly) would otherwise keep
         // the thread here, and a close timeout would never be seen.
         for turn in 0...Self.readsPerTurn {
@@ -432,9 +479,10 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
                 mayHaveBytes = false
                 return
             }
-            // A plain socket that gave less than was asked has nothing more now: poll says when it has, which saves
-            // a read that would only say so (most of a small message's turn).
-            if count > 0, count < asked, stream.drainsInOneRead { mayHaveBytes = false }
+            // A plain socket that gave a few bytes, less than was asked, has nothing more now: poll says when it
+            // has, which saves a read that would only say so (most of a small message's turn). After a large read
+            // more has usually come meanwhile, and reading on is cheaper than a wait.
+            if count > 0, count < min(asked, Self.smallRead), stream.drainsInOneRead { mayHaveBytes = false }
             if count == 0 {
                 readEnded = true
                 // After our close frame the server may end the connection without answering: still a close.
@@ -638,24 +686,19 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         return nil
     }
 
-    private func waitForEvents(reading: Bool) {
+    /// Waits for `events` on the connection, the wake-up pipe, or `timeout` milliseconds (-1: no timeout); whether
+    /// the connection became readable (or ended).
+    private func waitForEvents(_ events: Int16, timeout: Int32) -> Bool {
         var descriptors = [
             pollfd(fd: wakeRead, events: Int16(POLLIN), revents: 0),
-            pollfd(
-                fd: stream.descriptor,
-                events: Int16(
-                    (reading || (closeSent && !readEnded) ? POLLIN : 0) | (hasPendingWrites ? POLLOUT : 0)),
-                revents: 0),
+            pollfd(fd: stream.descriptor, events: events, revents: 0),
         ]
-        let now = Self.now()
-        let deadlines = [closeDeadline, pongDeadline, nextPing, lingerDeadline].compactMap { $0 }
-        let timeout = deadlines.min().map { Int32(clamping: ($0 > now ? $0 - now : 0) / 1_000_000 + 1) } ?? -1
         _ = poll(&descriptors, 2, timeout)
-        if descriptors[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { mayHaveBytes = true }
         if descriptors[0].revents != 0 {
             var drain = [UInt8](repeating: 0, count: 64)
             while systemRead(wakeRead, &drain, drain.count) > 0 {}
         }
+        return descriptors[1].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0
     }
 
     private func finish(_ end: End) {
