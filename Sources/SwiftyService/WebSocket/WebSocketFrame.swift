@@ -156,6 +156,45 @@ struct WebSocketFrameDecoder {
     private var buffer: [UInt8] = []
     private var readIndex = 0
     private var filled = 0
+    /// A large frame whose payload is still arriving, read straight into its own storage: the buffer would cost
+    /// a second copy of every byte (the payload's `Data` is made from it).
+    private var large: LargeFrame?
+
+    /// Payloads at least this large skip the buffer once their header has come.
+    static let directPayload = 64 * 1024
+
+    private final class LargeFrame {
+        let isFinal: Bool
+        let opcode: WebSocketFrame.Opcode
+        let isCompressed: Bool
+        let storage: UnsafeMutableRawBufferPointer
+        var received = 0
+        /// Set once the storage belongs to the frame's `Data`.
+        var handedOver = false
+
+        init(isFinal: Bool, opcode: WebSocketFrame.Opcode, isCompressed: Bool, count: Int) {
+            self.isFinal = isFinal
+            self.opcode = opcode
+            self.isCompressed = isCompressed
+            storage = .allocate(byteCount: count, alignment: 16)
+        }
+
+        var room: Int { storage.count - received }
+
+        /// The whole frame, its payload the storage itself (no copy).
+        func frame() -> WebSocketFrame {
+            handedOver = true
+            let payload = Data(
+                bytesNoCopy: storage.baseAddress!, count: storage.count,
+                deallocator: .custom { bytes, _ in
+                    bytes.deallocate()
+                })
+            return WebSocketFrame(
+                isFinal: isFinal, opcode: opcode, isCompressed: isCompressed, payload: payload)
+        }
+
+        deinit { if !handedOver { storage.deallocate() } }
+    }
 
     init(maximumPayloadSize: Int, expectsMaskedFrames: Bool = false) {
         self.maximumPayloadSize = maximumPayloadSize
@@ -163,22 +202,51 @@ struct WebSocketFrameDecoder {
     }
 
     /// The bytes received and not yet part of a returned frame.
-    var bufferedByteCount: Int { filled - readIndex }
+    var bufferedByteCount: Int { filled - readIndex + (large?.received ?? 0) }
 
+    /// Takes `bytes` as if read; a large frame's storage takes what it has room for, and the buffer the rest.
     mutating func append(_ bytes: some Collection<UInt8>) {
         let array = Array(bytes)
-        _ = read(upTo: array.count) { room in
-            array.withUnsafeBytes { room.copyMemory(from: $0) }
-            return array.count
+        var taken = 0
+        while taken < array.count {
+            let count = read(upTo: array.count - taken) { room in
+                let count = min(room.count, array.count - taken)
+                array.withUnsafeBytes { source in
+                    room.copyMemory(from: UnsafeRawBufferPointer(rebasing: source[taken..<taken + count]))
+                }
+                return count
+            }
+            taken += count ?? 0
+            // A large frame whose storage is full is complete: the bytes after it wait in the buffer.
+            if let large, large.room == 0 { break }
         }
+        if taken < array.count { stash(array[taken...]) }
+    }
+
+    /// Keeps `bytes` in the buffer behind a complete large frame, for the frames after it.
+    private mutating func stash(_ bytes: ArraySlice<UInt8>) {
+        let held = large
+        large = nil
+        append(bytes)
+        large = held
     }
 
     /// Reads up to `count` bytes with `read` straight into the buffer, which makes room first: `read` gets
-    /// the room and returns how many bytes it wrote (`nil` and 0 pass through, nothing added).
+    /// the room and returns how many bytes it wrote (`nil` and 0 pass through, nothing added). A large frame's
+    /// payload is read into its own storage instead, all that is still to come at once.
     mutating func read(upTo count: Int, _ read: (UnsafeMutableRawBufferPointer) throws -> Int?) rethrows
         -> Int?
     {
         guard count > 0 else { return 0 }
+        if let large {
+            // A complete frame not taken yet: nothing more is read until it is.
+            guard large.room > 0 else { return nil }
+            // All the payload still to come at once, whatever `count`: one system call for a megabyte, not four.
+            let room = large.storage[large.received...]
+            let got = try read(UnsafeMutableRawBufferPointer(rebasing: room))
+            if let got, got > 0 { large.received += got }
+            return got
+        }
         if readIndex > 0, readIndex == filled || buffer.count - filled < count {
             buffer.withUnsafeMutableBytes { bytes in
                 let live = filled - readIndex
@@ -214,14 +282,43 @@ struct WebSocketFrameDecoder {
     /// The next whole frame, or `nil` until more bytes arrive.
     /// - Throws: ``WebSocketError`` when the frame breaks RFC 6455 or the size limit.
     mutating func nextFrame() throws -> WebSocketFrame? {
-        guard case let .complete(frame, length)? = try header() else { return nil }
-        readIndex += length
-        return frame
+        if let large {
+            guard large.room == 0 else { return nil }
+            self.large = nil
+            return large.frame()
+        }
+        switch try header() {
+        case let .complete(frame, length)?:
+            readIndex += length
+            return frame
+        case let .largeBegun(head)?:
+            // What of the payload has come moves to the frame's storage; the rest is read straight into it.
+            let frame = LargeFrame(
+                isFinal: head.isFinal, opcode: head.opcode, isCompressed: head.isCompressed,
+                count: head.payloadLength)
+            let start = readIndex + head.headerLength
+            frame.received = filled - start
+            buffer.withUnsafeBytes { bytes in
+                frame.storage.baseAddress!.copyMemory(
+                    from: bytes.baseAddress! + start, byteCount: frame.received)
+            }
+            readIndex = filled
+            large = frame
+            return nil
+        case .needs?, nil:
+            return nil
+        }
     }
 
     private enum Parsed {
         case needs(Int)
         case complete(WebSocketFrame, length: Int)
+        /// An unmasked data frame of at least ``directPayload`` bytes whose payload has not all come.
+        case largeBegun(
+            (
+                isFinal: Bool, opcode: WebSocketFrame.Opcode, isCompressed: Bool, headerLength: Int,
+                payloadLength: Int
+            ))
     }
 
     private func header() throws -> Parsed? {
@@ -275,7 +372,12 @@ struct WebSocketFrameDecoder {
         let maskingKeyStart = readIndex + headerLength
         if isMasked { headerLength += 4 }
         let total = headerLength + Int(payloadLength)
-        guard available >= total else { return .needs(total - available) }
+        guard available >= total else {
+            if !isMasked, !opcode.isControl, payloadLength >= Self.directPayload {
+                return .largeBegun((isFinal, opcode, isCompressed, headerLength, Int(payloadLength)))
+            }
+            return .needs(total - available)
+        }
         let payloadStart = readIndex + headerLength
         var payload = buffer.withUnsafeBytes { bytes in
             Data(bytes: bytes.baseAddress! + payloadStart, count: Int(payloadLength))
