@@ -7,7 +7,10 @@ final class StubWebSocket: WebSocketChannel, Sendable {
         var expectIndex = 0
         var closure: (code: WebSocketCloseCode?, reason: String)?
         var closedByApp = false
-        var readers: [CheckedContinuation<WebSocketMessage?, any Error>] = []
+        /// How the script ended the socket, once it has: every later read gets the same, as from a real socket.
+        var ending: Result<WebSocketMessage?, any Error>?
+        var readers: [(id: UInt64, continuation: CheckedContinuation<WebSocketMessage?, any Error>)] = []
+        var nextReaderID: UInt64 = 0
     }
 
     private let script: WebSocketScript
@@ -28,6 +31,7 @@ final class StubWebSocket: WebSocketChannel, Sendable {
     /// The next step for readers: a message, the end, or `nil` while an expected message must come first.
     private func nextForReader(_ state: inout State) -> Result<WebSocketMessage?, any Error>? {
         if state.closedByApp { return .success(nil) }
+        if let ending = state.ending { return ending }
         while state.readIndex < steps.count, isExpect(steps[state.readIndex]) { state.readIndex += 1 }
         while state.expectIndex < steps.count, !isExpect(steps[state.expectIndex]) { state.expectIndex += 1 }
         guard state.readIndex < steps.count, state.expectIndex > state.readIndex else { return nil }
@@ -38,39 +42,61 @@ final class StubWebSocket: WebSocketChannel, Sendable {
         case let .close(code, reason):
             state.closure = (code, reason)
             state.readIndex = steps.count
+            state.ending = .success(nil)
             return .success(nil)
         case let .fail(error):
             state.readIndex = steps.count
+            state.ending = .failure(error)
             return .failure(error)
         case .expect: return nil
         }
     }
 
     func receive() async throws -> WebSocketMessage? {
-        try await withCheckedThrowingContinuation { reader in
-            let answer = state.withLock { state in
-                let answer = nextForReader(&state)
-                if answer == nil { state.readers.append(reader) }
-                return answer
+        let id = state.withLock { state in
+            state.nextReaderID += 1
+            return state.nextReaderID
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { reader in
+                let answer = state.withLock { state -> Result<WebSocketMessage?, any Error>? in
+                    if let answer = nextForReader(&state) { return answer }
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    state.readers.append((id, reader))
+                    return nil
+                }
+                if let answer { reader.resume(with: answer) }
             }
-            if let answer { reader.resume(with: answer) }
+        } onCancel: {
+            // As on a real socket, a reader that stops waiting takes nothing and the socket stays open.
+            let reader = state.withLock { state in
+                state.readers.firstIndex { $0.id == id }.map { state.readers.remove(at: $0).continuation }
+            }
+            reader?.resume(throwing: CancellationError())
         }
     }
 
     func send(_ message: WebSocketMessage) async throws {
-        typealias Wake = (reader: CheckedContinuation<WebSocketMessage?, any Error>, answer: Result<WebSocketMessage?, any Error>)
+        typealias Wake = (
+            reader: CheckedContinuation<WebSocketMessage?, any Error>,
+            answer: Result<WebSocketMessage?, any Error>
+        )
         let outcome = state.withLock { state -> Result<[Wake], any Error> in
             if state.closedByApp || state.closure != nil { return .failure(WebSocketError.closed) }
-            while state.expectIndex < steps.count, !isExpect(steps[state.expectIndex]) { state.expectIndex += 1 }
+            while state.expectIndex < steps.count, !isExpect(steps[state.expectIndex]) {
+                state.expectIndex += 1
+            }
             var expected: WebSocketMessage?
-            if state.expectIndex < steps.count, case let .expect(next) = steps[state.expectIndex] { expected = next }
+            if state.expectIndex < steps.count, case let .expect(next) = steps[state.expectIndex] {
+                expected = next
+            }
             guard expected == message else {
                 return .failure(WebSocketScript.Mismatch(expected: expected, sent: message))
             }
             state.expectIndex += 1
             var woken: [Wake] = []
             while !state.readers.isEmpty, let answer = nextForReader(&state) {
-                woken.append((state.readers.removeFirst(), answer))
+                woken.append((state.readers.removeFirst().continuation, answer))
             }
             return .success(woken)
         }
@@ -88,6 +114,6 @@ final class StubWebSocket: WebSocketChannel, Sendable {
             defer { state.readers = [] }
             return state.readers
         }
-        for reader in readers { reader.resume(returning: nil) }
+        for reader in readers { reader.continuation.resume(returning: nil) }
     }
 }
