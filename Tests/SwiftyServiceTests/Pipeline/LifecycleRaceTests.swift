@@ -1,7 +1,8 @@
 import Foundation
 import ProcessProbes
-import SwiftyService
 import Testing
+
+@testable import SwiftyService
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -109,12 +110,37 @@ import FoundationNetworking
         }
         // Under ThreadSanitizer, on a loaded machine, a CI rehearsal saw fewer than 20 after 15 s (300 rounds
         // here, without it, all came within a second): the bound rules out "never", not "slowly".
-        #expect(try await eventually(within: 45) { recorder.calls.count == 20 }, "\(recorder.calls.count) of 20")
+        #expect(
+            try await eventually(within: 45) { recorder.calls.count == 20 }, "\(recorder.calls.count) of 20")
         #expect(try await recorder.count(after: 0.1) == 20)
         // The session holds each task it made, and the task's completion holds the backend, until the
         // task completes: a task never resumed nor cancelled kept the backend for ever.
         backend = nil
         #expect(try await eventually { released == nil }, "the backend is still alive")
+    }
+
+    /// With one connection per host, each cancelled transfer's end lets the next one through the gate, on the
+    /// backend's queue, while the caller cancels it: one let through just before its handle was cancelled could
+    /// no longer be withdrawn from the line, and its callback never came (1 of 20, twice, under ThreadSanitizer).
+    @Test(
+        "URLSessionBackend: a transfer cancelled as the connection gate lets it through still calls back once"
+    )
+    func cancelledAsTheGateLetsItThrough() async throws {
+        let backend = URLSessionBackend()
+        let url = URL(string: "http://127.0.0.1:\(try closedPort())/never")!
+        let recorder = CallbackRecorder<Bool>()
+        let rounds = 300
+        for _ in 0..<rounds {
+            for _ in 0..<10 {
+                var request = BackendRequest(urlRequest: URLRequest(url: url))
+                request.maxConnectionsPerHost = 1
+                backend.send(request) { result in recorder.record((try? result.get()) == nil) }.cancel()
+            }
+        }
+        #expect(
+            try await eventually(within: 45) { recorder.calls.count == rounds * 10 },
+            "\(recorder.calls.count) of \(rounds * 10)")
+        #expect(try await recorder.count(after: 0.1) == rounds * 10)
     }
 
     @Test("URLSessionBackend: a finished request is not kept until its fractional timeout")

@@ -170,6 +170,10 @@ public final class URLSessionBackend: NetworkBackend {
         while !next.isEmpty {
             let transfer = next.removeFirst()
             guard transfer.holdConnection({ [self] in leave(host) }) else {
+                // Cancelled (or timed out) after the gate let it through and before it took the connection: its
+                // handle could no longer withdraw it from the line, so its caller hears of it here (once; a
+                // transfer that finished already is not told twice).
+                transfer.finish(.failure(URLError(.cancelled)))
                 next += connections.leave(host)
                 continue
             }
