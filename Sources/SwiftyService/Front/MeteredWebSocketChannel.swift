@@ -36,8 +36,8 @@ final class MeteredWebSocketChannel: WebSocketChannel, Sendable {
         do {
             try await channel.send(message)
         } catch {
-            // A send refused after the end says nothing new; one that failed the socket is its end.
-            if !(error is CancellationError) { end(error) }
+            // A send refused because the server closed the socket ends it with that close, not as a failure.
+            if !(error is CancellationError) { end(channel.closure == nil ? error : nil) }
             throw error
         }
         counts.withLock { counts in

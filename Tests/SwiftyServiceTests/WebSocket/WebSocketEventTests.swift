@@ -61,6 +61,18 @@ import FoundationNetworking
         #expect(summary.error == nil)
     }
 
+    @Test func aSendRefusedAfterTheServersCloseTellsTheCloseNotAFailure() async throws {
+        let recorder = Recorder()
+        let realm = recorder.attach(to: try WebSocketServers.realm())
+        let socket = try await TestEndpoint(realm, "close", parameters: ["code": 4002, "reason": "later"])
+            .webSocket()
+        #expect(try await waitUntil(for: 10) { socket.closeCode != nil })
+        await #expect(throws: ServiceError.self) { try await socket.send(.text("too late")) }
+        let summary = try #require(recorder.summaries.first)
+        #expect(summary.closeCode == WebSocketCloseCode(rawValue: 4002) && summary.closeReason == "later")
+        #expect(summary.error == nil)
+    }
+
     @Test func aProtocolErrorIsToldWithTheFailure() async throws {
         let recorder = Recorder()
         let realm = recorder.attach(to: try WebSocketServers.realm("WS_MISBEHAVING_URL"))
