@@ -456,16 +456,19 @@ private final class Transfer: Sendable {
     }
 
     func finish(_ result: Result<Response, any Error>) {
-        let (timedOut, watch, release) = state.withLock {
-            state -> (Bool, Deadline?, (@Sendable () -> Void)?) in
+        let (timedOut, watch, waitDeadline, release) = state.withLock {
+            state -> (Bool, Deadline?, Deadline?, (@Sendable () -> Void)?) in
             defer {
                 state.watch = nil
+                state.waitDeadline = nil
                 state.finished = true
                 state.releaseConnection = nil
             }
-            return (state.timedOut, state.watch, state.releaseConnection)
+            return (state.timedOut, state.watch, state.waitDeadline, state.releaseConnection)
         }
         watch?.cancel()
+        // A request that ends while it waits for a connection (cancelled) leaves no timer behind it.
+        waitDeadline?.cancel()
         release?()
         let outcome: Result<Response, any Error> = timedOut ? .failure(URLError(.timedOut)) : result
         guard request.collectsMetrics, case let .failure(error) = outcome else { return completion(outcome) }
