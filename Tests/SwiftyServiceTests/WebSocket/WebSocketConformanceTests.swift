@@ -46,12 +46,7 @@ struct WebSocketConformanceTests {
         seen.closeReason = socket.closeReason
         // The end, read as often as the app asks.
         for _ in 0..<2 { seen.endsRead.append(try await socket.receive() == nil) }
-        do {
-            try await socket.send(.text("late"))
-            seen.sendAfterEnd = "sent"
-        } catch let error as ServiceError {
-            if case let .transport(_, underlying, _) = error { seen.sendAfterEnd = "\(underlying)" }
-        }
+        seen.sendAfterEnd = try await Self.sendAfterTheEnd(socket)
         seen.summary = Self.summary(events.all)
         return seen
     }
@@ -67,14 +62,19 @@ struct WebSocketConformanceTests {
         for _ in 0..<3 { seen.endsRead.append(try await socket.receive() == nil) }
         seen.closeCode = socket.closeCode
         seen.closeReason = socket.closeReason
-        do {
-            try await socket.send(.text("late"))
-            seen.sendAfterEnd = "sent"
-        } catch let error as ServiceError {
-            if case let .transport(_, underlying, _) = error { seen.sendAfterEnd = "\(underlying)" }
-        }
+        seen.sendAfterEnd = try await Self.sendAfterTheEnd(socket)
         seen.summary = Self.summary(events.all)
         return seen
+    }
+
+    /// What a send after the end gets: the transport failure's cause, or "sent".
+    private static func sendAfterTheEnd(_ socket: WebSocket) async throws -> String {
+        do {
+            try await socket.send(.text("late"))
+            return "sent"
+        } catch let ServiceError.transport(_, underlying, _) {
+            return "\(underlying)"
+        }
     }
 
     private static func summary(_ kinds: [RequestEvent.Kind]) -> String {
