@@ -61,6 +61,10 @@ enum CurlWebSocketConnector {
         curl.set(handle, O.connectOnly, 1)
         curl.set(handle, O.noSignal, 1)
         curl.set(handle, O.errorBuffer, pointer: stream.errorBuffer)
+        // libcurl up to 8.4 hands `curl_easy_recv` at most this many bytes per call (16 KiB by default): a
+        // large message's payload then took a system call per 16 KiB. The buffer itself is allocated but, in
+        // connect-only mode, never written, so it costs address space rather than memory.
+        curl.set(handle, O.bufferSize, CurlLoop.streamReadSize)
         let timeout = urlRequest.timeoutInterval > 0 ? urlRequest.timeoutInterval : 60
         curl.set(handle, O.connectTimeoutMilliseconds, Int(timeout * 1000))
         // Only http and https: a proxy or redirect never takes the connection elsewhere.
