@@ -62,13 +62,12 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         case failed(WebSocketError)
     }
 
-    private struct Shared {
+    private struct Shared: WaitsForWebSocketMessages {
         var inbound: [WebSocketMessage] = []
         var inboundHead = 0
         var inboundBytes = 0
         /// Readers waiting for a message, first come first served; there are some only while none is queued.
-        var readers: [(id: UInt64, continuation: CheckedContinuation<WebSocketMessage?, any Error>)] = []
-        var nextReaderID: UInt64 = 0
+        var readers = WebSocketReaders()
         var outgoing: [Outgoing] = []
         /// The bytes of `outgoing`, which the engine has not taken yet.
         var outgoingBytes = 0
@@ -228,32 +227,13 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             wakeIfStarved()
             return message
         }
-        let id = shared.withLock { state in
-            state.nextReaderID += 1
-            return state.nextReaderID
-        }
-        let next = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation {
-                (reader: CheckedContinuation<WebSocketMessage?, any Error>) in
-                let answer = shared.withLock { state -> Result<WebSocketMessage?, any Error>? in
-                    if state.queuedCount > 0 { return .success(take(&state)) }
-                    switch state.end {
-                    case .closed?: return .success(nil)
-                    case let .failed(error)?: return .failure(error)
-                    case nil:
-                        if Task.isCancelled { return .failure(CancellationError()) }
-                        state.readers.append((id, reader))
-                        return nil
-                    }
-                }
-                if let answer { reader.resume(with: answer) }
+        let next = try await shared.awaitMessage { state in
+            if state.queuedCount > 0 { return .success(take(&state)) }
+            switch state.end {
+            case .closed?: return .success(nil)
+            case let .failed(error)?: return .failure(error)
+            case nil: return nil
             }
-        } onCancel: {
-            // A reader that stops waiting takes nothing: the socket stays open for the next one.
-            let reader = shared.withLock { state in
-                state.readers.firstIndex { $0.id == id }.map { state.readers.remove(at: $0).continuation }
-            }
-            reader?.resume(throwing: CancellationError())
         }
         if next != nil { wakeIfStarved() }
         return next
@@ -510,8 +490,8 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
             switch event {
             case let .message(message):
                 if closeSent { continue }
-                let reader = shared.withLock { state -> CheckedContinuation<WebSocketMessage?, any Error>? in
-                    guard state.readers.isEmpty else { return state.readers.removeFirst().continuation }
+                let reader = shared.withLock { state -> WebSocketReaders.Reader? in
+                    if let reader = state.readers.popFirst() { return reader }
                     state.inbound.append(message)
                     state.inboundBytes += message.byteCount
                     return nil
@@ -710,8 +690,7 @@ final class WebSocketEngine: WebSocketChannel, @unchecked Sendable {
         writing?.resume(throwing: WebSocketError.closed)
         let (readers, senders, waiters) = shared.withLock { state in
             state.end = end
-            let readers = state.readers.map(\.continuation)
-            state.readers = []
+            let readers = state.readers.removeAll()
             let senders = state.outgoing
             state.outgoing = []
             let waiters = state.closeWaiters

@@ -2,15 +2,14 @@ import Foundation
 
 /// A WebSocket that plays a ``WebSocketScript``.
 final class StubWebSocket: WebSocketChannel, Sendable {
-    private struct State {
+    private struct State: WaitsForWebSocketMessages {
         var readIndex = 0
         var expectIndex = 0
         var closure: (code: WebSocketCloseCode?, reason: String)?
         var closedByApp = false
         /// How the script ended the socket, once it has: every later read gets the same, as from a real socket.
         var ending: Result<WebSocketMessage?, any Error>?
-        var readers: [(id: UInt64, continuation: CheckedContinuation<WebSocketMessage?, any Error>)] = []
-        var nextReaderID: UInt64 = 0
+        var readers = WebSocketReaders()
     }
 
     private let script: WebSocketScript
@@ -53,34 +52,12 @@ final class StubWebSocket: WebSocketChannel, Sendable {
     }
 
     func receive() async throws -> WebSocketMessage? {
-        let id = state.withLock { state in
-            state.nextReaderID += 1
-            return state.nextReaderID
-        }
-        return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { reader in
-                let answer = state.withLock { state -> Result<WebSocketMessage?, any Error>? in
-                    if let answer = nextForReader(&state) { return answer }
-                    if Task.isCancelled { return .failure(CancellationError()) }
-                    state.readers.append((id, reader))
-                    return nil
-                }
-                if let answer { reader.resume(with: answer) }
-            }
-        } onCancel: {
-            // As on a real socket, a reader that stops waiting takes nothing and the socket stays open.
-            let reader = state.withLock { state in
-                state.readers.firstIndex { $0.id == id }.map { state.readers.remove(at: $0).continuation }
-            }
-            reader?.resume(throwing: CancellationError())
-        }
+        // As on a real socket, a reader that stops waiting takes nothing and the socket stays open.
+        try await state.awaitMessage { nextForReader(&$0) }
     }
 
     func send(_ message: WebSocketMessage) async throws {
-        typealias Wake = (
-            reader: CheckedContinuation<WebSocketMessage?, any Error>,
-            answer: Result<WebSocketMessage?, any Error>
-        )
+        typealias Wake = (reader: WebSocketReaders.Reader, answer: Result<WebSocketMessage?, any Error>)
         let outcome = state.withLock { state -> Result<[Wake], any Error> in
             if state.closedByApp || state.closure != nil { return .failure(WebSocketError.closed) }
             while state.expectIndex < steps.count, !isExpect(steps[state.expectIndex]) {
@@ -96,7 +73,7 @@ final class StubWebSocket: WebSocketChannel, Sendable {
             state.expectIndex += 1
             var woken: [Wake] = []
             while !state.readers.isEmpty, let answer = nextForReader(&state) {
-                woken.append((state.readers.removeFirst().continuation, answer))
+                if let reader = state.readers.popFirst() { woken.append((reader, answer)) }
             }
             return .success(woken)
         }
@@ -111,9 +88,8 @@ final class StubWebSocket: WebSocketChannel, Sendable {
         let readers = state.withLock { state in
             if state.closure == nil { state.closure = (code, reason) }
             state.closedByApp = true
-            defer { state.readers = [] }
-            return state.readers
+            return state.readers.removeAll()
         }
-        for reader in readers { reader.continuation.resume(returning: nil) }
+        for reader in readers { reader.resume(returning: nil) }
     }
 }
