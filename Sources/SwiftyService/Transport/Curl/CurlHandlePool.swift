@@ -104,11 +104,10 @@ struct ReusableSetup: Equatable {
 
     /// The hop's setup, or `nil` when its options depend on more (a body, a TLS policy, a stream).
     init?(for transfer: CurlTransfer, url: String, fields: [String: String]) {
-        guard !transfer.hasBody, transfer.request.tlsPolicy == nil, transfer.sink == nil,
-            transfer.current.url != nil
+        guard !transfer.hasBody, transfer.request.tlsPolicy == nil, transfer.sink == nil, !url.isEmpty
         else { return nil }
         self.url = url
-        method = transfer.current.httpMethod ?? "GET"
+        method = transfer.hop.method
         self.fields = fields
     }
 }

@@ -12,16 +12,15 @@ import FoundationNetworking
 ///
 /// Driver only, like the rest of the loop.
 extension CurlLoop {
-    /// Whether the transfer's hop, to `url`, holds a connection to its host, taking one if the limit allows; if
-    /// not, the hop waits for one (and its call is told), and `false`.
-    func holdsConnection(_ transfer: CurlTransfer, url: String) -> Bool {
+    /// Whether the transfer's hop, to `host` (``BackendRequest/hostKey(ofURL:)``), holds a connection to it,
+    /// taking one if the limit allows; if not, the hop waits for one (and its call is told), and `false`.
+    func holdsConnection(_ transfer: CurlTransfer, host: String) -> Bool {
         guard transfer.connectionHost == nil else { return true }
-        let host = BackendRequest.hostKey(ofURL: url)
         let limit = transfer.request.maxConnectionsPerHost.map { max($0, 1) } ?? maxConnectionsPerHost
         allowConnections(perHost: limit)
         guard connections.enter(transfer, host: host, limit: limit) else {
             // The request's timeout runs while it waits, as libcurl's own waiting did.
-            transfer.silenceLimit = transfer.current.timeoutInterval.usableTimeout
+            transfer.silenceLimit = transfer.hop.timeout.usableTimeout
             transfer.heardFrom()
             transfer.waitingForConnectionSince = CurlTransfer.monotonicSeconds()
             waitingForConnection += 1
@@ -43,7 +42,7 @@ extension CurlLoop {
     /// Takes a hop that waits for a connection out of the line (it was cancelled, or timed out).
     func stopWaitingForConnection(_ transfer: CurlTransfer) {
         guard transfer.waitingForConnectionSince != nil else { return }
-        _ = connections.withdraw(transfer, host: BackendRequest.hostKey(of: transfer.current.url))
+        _ = connections.withdraw(transfer, host: transfer.hop.host)
         endWait(of: transfer)
     }
 

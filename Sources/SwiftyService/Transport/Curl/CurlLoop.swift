@@ -383,8 +383,9 @@ final class CurlLoop: @unchecked Sendable {
     /// Starts the transfer's current hop, once it has a connection to its host (CurlLoop+Connections).
     func begin(_ transfer: CurlTransfer) {
         // Read once: it decides the hop's host, whether the handle's options can stay, and otherwise it is one.
-        let url = transfer.current.url?.absoluteString ?? ""
-        guard !transfer.isFinished, holdsConnection(transfer, url: url) else { return }
+        let hop = transfer.hop
+        let url = hop.url
+        guard !transfer.isFinished, holdsConnection(transfer, host: hop.host) else { return }
         do {
             try transfer.prepareHop()
         } catch {
@@ -398,7 +399,7 @@ final class CurlLoop: @unchecked Sendable {
             return
         }
         let handle = pooled.raw
-        let fields = transfer.current.allHTTPHeaderFields ?? [:]
+        let fields = hop.fields
         let setup = ReusableSetup(for: transfer, url: url, fields: fields)
         if let setup, pooled.setup == setup {
             // The handle is set up as this hop needs, from a hop just like it: only the hop's own pointers
@@ -439,7 +440,7 @@ final class CurlLoop: @unchecked Sendable {
     /// The timeout is the longest silence, which the loop watches itself (timeOutSilences): libcurl's own
     /// options are a limit on the whole transfer or on its average speed, neither of which it means.
     private func watchSilence(of transfer: CurlTransfer) {
-        transfer.silenceLimit = transfer.current.timeoutInterval.usableTimeout
+        transfer.silenceLimit = transfer.hop.timeout.usableTimeout
         transfer.heardFrom()
     }
 
@@ -483,7 +484,6 @@ final class CurlLoop: @unchecked Sendable {
         _ pooled: PooledHandle, for transfer: CurlTransfer, url: String, fields: [String: String]
     ) {
         let handle = pooled.raw
-        let request = transfer.current
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         typealias O = LibCurl.Option
         curl.set(handle, O.url, string: url)
@@ -512,7 +512,7 @@ final class CurlLoop: @unchecked Sendable {
         // A stream's chunks each cost a hand-over to its reader: fewer, larger reads (16 KiB by default).
         if transfer.sink != nil { curl.set(handle, O.bufferSize, Self.streamReadSize) }
 
-        let method = request.httpMethod ?? "GET"
+        let method = transfer.hop.method
         if transfer.hasBody {
             curl.set(handle, O.post, 1)
             curl.set(handle, O.postFieldSizeLarge, offset: transfer.bodyLength)

@@ -30,6 +30,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// The request of the current hop.
     private(set) var current: URLRequest
     private(set) var redirects = 0
+    /// What the loop reads of the current hop's request, read once per hop. The first hop's is read as the
+    /// transfer is made, on the caller's thread: URLRequest's accessors copy under a lock, and the loop's one
+    /// thread carries every transfer of the backend (at 8 in flight it was the bottleneck).
+    private var hopRequest: HopRequest?
     /// The hop's easy handle, the loop's while the transfer has it.
     var easy: PooledHandle?
     /// The options of the request's TLS policy, kept while the transfer may connect: on a libcurl that takes
@@ -92,8 +96,39 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         self.completion = completion
         startedAt = request.collectsMetrics ? Date() : nil
         current = request.urlRequest
+        hopRequest = HopRequest(request.urlRequest)
         fields.reserveCapacity(16)
         fieldNames.reserveCapacity(16)
+    }
+
+    /// What the loop reads of a hop's request: its URL's text, method, header fields, body, timeout and host.
+    struct HopRequest {
+        let address: URL?
+        let url: String
+        let method: String
+        let fields: [String: String]
+        let body: Data?
+        let timeout: TimeInterval
+        /// ``BackendRequest/hostKey(ofURL:)`` of `url`.
+        let host: String
+
+        init(_ request: URLRequest) {
+            address = request.url
+            url = address?.absoluteString ?? ""
+            method = request.httpMethod ?? "GET"
+            fields = request.allHTTPHeaderFields ?? [:]
+            body = request.httpBody
+            timeout = request.timeoutInterval
+            host = BackendRequest.hostKey(ofURL: url)
+        }
+    }
+
+    /// The current hop's ``HopRequest``.
+    var hop: HopRequest {
+        if let hopRequest { return hopRequest }
+        let hop = HopRequest(current)
+        hopRequest = hop
+        return hop
     }
 
     /// Gets ready for a hop: resets the response, opens the body.
@@ -106,7 +141,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         received = 0
         bodyOffset = 0
         bodyFile = nil
-        bodyBytes = current.httpBody
+        bodyBytes = hop.body
         bodyLength = Int64(bodyBytes?.count ?? 0)
         if redirects == 0 || resendsBody, let file = request.bodyFile {
             bodyFile = try FileHandle(forReadingFrom: file)
@@ -317,7 +352,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         }
         headHandedOver = true
         var head = Response(
-            request: request.urlRequest, statusCode: status, fields: fields, data: Data(), url: current.url)
+            request: request.urlRequest, statusCode: status, fields: fields, data: Data(), url: hop.address)
         head.setCookieLines = setCookieLines
         sink.head(head)
     }
@@ -402,7 +437,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// downloads).
     func response(status: Int) -> HTTPURLResponse? {
         let version = statusLine?.split(separator: " ").first.map(String.init) ?? "HTTP/1.1"
-        return current.url.flatMap {
+        return hop.address.flatMap {
             HTTPURLResponse(url: $0, statusCode: status, httpVersion: version, headerFields: headerFields())
         }
     }
@@ -423,6 +458,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             redirects: redirects)
         if case let .follow(next) = step {
             current = next
+            hopRequest = nil
             resendsBody = head.statusCode == 307 || head.statusCode == 308
         }
         return step
@@ -463,7 +499,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             response = Response(request: request.urlRequest, response: head, data: body)
         } else {
             response = Response(
-                request: request.urlRequest, statusCode: status, fields: fields, data: body, url: current.url)
+                request: request.urlRequest, statusCode: status, fields: fields, data: body, url: hop.address)
         }
         response.setCookieLines = setCookieLines
         if let metrics { response.metrics = [metrics] }
