@@ -110,6 +110,14 @@ public struct Response: Sendable, CustomStringConvertible {
         self.data = data
     }
 
+    /// A response whose fields are parsed from the head's `lines` once asked for, as CurlBackend has them;
+    /// `url` defaults to the request's.
+    init(request: URLRequest, statusCode: Int, lines: HeaderLines, data: Data, url: URL? = nil) {
+        self.request = request
+        head = Head(url: url ?? request.url ?? .placeholder, statusCode: statusCode, lines: lines)
+        self.data = data
+    }
+
     /// A response from fields already read and one more field whose name they lack, as the cache serves
     /// them: its stored fields with an `Age`.
     init(
@@ -225,6 +233,10 @@ extension Response {
         /// A field after `fields`, kept apart so that fields shared by many responses (a cache entry's) are
         /// not copied to add it; its name is none of theirs.
         private let added: HeaderFields.Field?
+        /// The head's lines as they came, when its fields are parsed from them once asked for (into
+        /// `parsed`, under ``lock``).
+        private let lines: HeaderLines?
+        nonisolated(unsafe) private var parsed: HeaderFields?
         /// Whether the head was given as an `HTTPURLResponse`, which then holds its fields.
         private let isGiven: Bool
         /// The `HTTPURLResponse`, given or made once asked; under ``lock``.
@@ -248,6 +260,7 @@ extension Response {
             url = response.url ?? .placeholder
             fields = HeaderFields()
             added = nil
+            lines = nil
             isGiven = true
             made = response
         }
@@ -261,7 +274,28 @@ extension Response {
             self.url = url
             self.fields = fields
             self.added = added
+            lines = nil
             isGiven = false
+        }
+
+        init(url: URL, statusCode: Int, lines: HeaderLines) {
+            self.statusCode = statusCode
+            self.url = url
+            fields = HeaderFields()
+            added = nil
+            self.lines = lines
+            isGiven = false
+        }
+
+        /// The fields given, or parsed from the lines given.
+        private var ownFields: HeaderFields {
+            guard let lines else { return fields }
+            return lock.withLock {
+                if let parsed { return parsed }
+                let fields = lines.fields
+                parsed = fields
+                return fields
+            }
         }
 
         /// The given response's fields, one per name; spellings apart in it are joined in their sorted order
@@ -281,17 +315,19 @@ extension Response {
 
         /// `fields` and the added field, as a dictionary.
         private var dictionary: [String: String] {
-            var dictionary = fields.dictionary
+            var dictionary = ownFields.dictionary
             if let added { dictionary[added.name] = added.value }
             return dictionary
         }
 
         var response: HTTPURLResponse {
-            lock.withLock {
+            if let made = lock.withLock({ made }) { return made }
+            // Made outside the lock, which parsing the fields takes too; the first one made is kept.
+            let response = HTTPURLResponse(
+                url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: dictionary
+            )!
+            return lock.withLock {
                 if let made { return made }
-                let response = HTTPURLResponse(
-                    url: url, statusCode: statusCode, httpVersion: "HTTP/1.1", headerFields: dictionary
-                )!
                 made = response
                 return response
             }
@@ -307,7 +343,7 @@ extension Response {
         func header(_ name: String) -> String? {
             if isGiven { return givenFields.value(for: name) }
             if let added, HeaderFields.namesMatch(added.name, name) { return added.value }
-            return fields.value(for: name)
+            return ownFields.value(for: name)
         }
     }
 }

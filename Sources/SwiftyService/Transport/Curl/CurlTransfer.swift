@@ -49,14 +49,12 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     // The current hop's response.
     private var statusLine: String?
-    /// The header fields in the order they came, under the first spelling of each name; a repeated name's
-    /// values joined with ", ". Kept as the response will hold them, so that none is copied again per response.
-    private var fields = HeaderFields()
-    /// Each field's name folded (``HeaderName/fold(_:)``), in the order of `fields`: a line's name is looked
-    /// for among these integers before any string is made for it. A scan, not a dictionary: for the usual
-    /// dozen fields it costs a fraction of one hashing, and the 1,000 fields a head may have bound a flood's
-    /// scans to half a million integer comparisons.
-    private var fieldNames: [UInt64] = []
+    /// The head's field lines as they came, parsed into fields only when something asks for them.
+    private var lines = HeaderLines(capacity: 512)
+    /// The head's `Content-Encoding` and `Transfer-Encoding` values (repeated fields' joined with ", "), read as
+    /// they come: the end of the head looks at them.
+    private var contentCodings: String?
+    private var transferCodings: String?
     /// The hop's `Set-Cookie` lines, each as it came: `fields` joins them with ", ", which cookies themselves
     /// may hold (in a value, in an `Expires` date), so the jar gets them apart.
     private var setCookieLines: [String] = []
@@ -97,8 +95,6 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         startedAt = request.collectsMetrics ? Date() : nil
         current = request.urlRequest
         hopRequest = HopRequest(request.urlRequest)
-        fields.reserveCapacity(16)
-        fieldNames.reserveCapacity(16)
     }
 
     /// What the loop reads of a hop's request: its URL's text, method, header fields, body, timeout and host.
@@ -222,46 +218,30 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             headTooLarge = problem
             return false
         }
+        lines.append(bytes)
+        // Only the fields the transfer acts on are read now, found by their folded names.
         let name = HeaderName.trimmed(UnsafeRawBufferPointer(rebasing: bytes[0..<colon]))
         let folded = HeaderName.fold(name)
-        let valueBytes = HeaderName.trimmed(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]))
-        let value = String(decoding: valueBytes, as: UTF8.self)
+        guard Self.fieldsReadNow.contains(folded) else { return true }
+        let value = String(
+            decoding: HeaderName.trimmed(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...])), as: UTF8.self)
         if folded == Self.contentLength.folded, HeaderName.same(name, Self.contentLength.text) {
             expectedLength = Int64(value)
         } else if folded == Self.setCookie.folded, HeaderName.same(name, Self.setCookie.text) {
             setCookieLines.append(value)
-        }
-        if let position = position(of: name, folded: folded) {
-            fields.join(value, at: position)
-        } else {
-            fieldNames.append(folded)
-            fields.append(String(decoding: name, as: UTF8.self), value)
+        } else if folded == Self.contentEncoding.folded, HeaderName.same(name, Self.contentEncoding.text) {
+            contentCodings = contentCodings.map { $0 + ", " + value } ?? value
+        } else if folded == Self.transferEncoding.folded, HeaderName.same(name, Self.transferEncoding.text) {
+            transferCodings = transferCodings.map { $0 + ", " + value } ?? value
         }
         return true
     }
 
-    /// Where the field named `name` is in `fields`, if there is one.
-    private func position(of name: UnsafeRawBufferPointer, folded: UInt64) -> Int? {
-        var start = 0
-        while let index = fieldNames[start...].firstIndex(of: folded) {
-            if HeaderName.same(name, fields.fields[index].name) { return index }
-            start = index + 1
-        }
-        return nil
-    }
-
     private func clearFields() {
-        fields.removeAll()
-        fieldNames.removeAll(keepingCapacity: true)
+        lines.removeAll()
+        contentCodings = nil
+        transferCodings = nil
         if !setCookieLines.isEmpty { setCookieLines = [] }
-    }
-
-    /// The value of the field `name` in the current head.
-    private func field(_ name: HeaderName) -> String? {
-        var text = name.text
-        return text.withUTF8 { text in
-            position(of: UnsafeRawBufferPointer(text), folded: name.folded).map { fields.fields[$0].value }
-        }
     }
 
     /// Whether the line starts with "HTTP/": compared byte by byte, as the generic `starts(with:)` over a
@@ -275,6 +255,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private static let contentEncoding = HeaderName("Content-Encoding")
     private static let setCookie = HeaderName("Set-Cookie")
     private static let transferEncoding = HeaderName("Transfer-Encoding")
+    /// The folded names of the fields read as they come.
+    private static let fieldsReadNow = [contentLength, setCookie, contentEncoding, transferEncoding].map(\.folded)
     /// The codings libcurl decodes (with `CURLOPT_ACCEPT_ENCODING` set to all it supports).
     private static let decodedCodings: Set<String> = [
         "identity", "none", "gzip", "x-gzip", "deflate", "br", "zstd",
@@ -288,11 +270,9 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// transfer coding other than chunked that libcurl does not know: the body, which then runs to the end
     /// of the connection (RFC 9112 §6.3), is handed over as it came.
     private func keepsUnknownCodingUndecoded() {
-        // Most heads name neither: two scans of a dozen integers, where the checks below cost a response ~0.5 µs.
-        guard
-            fieldNames.contains(Self.contentEncoding.folded)
-                || fieldNames.contains(Self.transferEncoding.folded),
-            let handle = easy?.raw, let curl = try? LibCurl.shared.get()
+        // Most heads name neither, and the checks below cost a response ~0.5 µs.
+        guard contentCodings != nil || transferCodings != nil, let handle = easy?.raw,
+            let curl = try? LibCurl.shared.get()
         else { return }
         func isUnknown(_ codings: String?, besides known: Set<String>) -> Bool {
             (codings ?? "").split(separator: ",").contains {
@@ -300,8 +280,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             }
         }
         guard
-            isUnknown(field(Self.contentEncoding), besides: Self.decodedCodings)
-                || isUnknown(field(Self.transferEncoding), besides: Self.decodedTransferCodings)
+            isUnknown(contentCodings, besides: Self.decodedCodings)
+                || isUnknown(transferCodings, besides: Self.decodedTransferCodings)
         else { return }
         curl.set(handle, LibCurl.Option.httpContentDecoding, 0)
         // Set for this response only: the next hop on the handle sets its options anew.
@@ -352,7 +332,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         }
         headHandedOver = true
         var head = Response(
-            request: request.urlRequest, statusCode: status, fields: fields, data: Data(), url: hop.address)
+            request: request.urlRequest, statusCode: status, lines: lines, data: Data(), url: hop.address)
         head.setCookieLines = setCookieLines
         sink.head(head)
     }
@@ -430,7 +410,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     /// The current hop's headers, repeated names joined with commas.
     func headerFields() -> [String: String] {
-        fields.dictionary
+        lines.fields.dictionary
     }
 
     /// The response of the current hop as an `HTTPURLResponse` (costly on Linux: only for redirects and
@@ -499,7 +479,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             response = Response(request: request.urlRequest, response: head, data: body)
         } else {
             response = Response(
-                request: request.urlRequest, statusCode: status, fields: fields, data: body, url: hop.address)
+                request: request.urlRequest, statusCode: status, lines: lines, data: body, url: hop.address)
         }
         response.setCookieLines = setCookieLines
         if let metrics { response.metrics = [metrics] }
