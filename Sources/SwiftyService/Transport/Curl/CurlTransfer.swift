@@ -51,8 +51,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private var statusLine: String?
     /// The head's field lines as they came, parsed into fields only when something asks for them.
     private var lines = HeaderLines(capacity: 512)
-    /// The head's `Content-Encoding` and `Transfer-Encoding` values (repeated fields' joined with ", "), read as
-    /// they come: the end of the head looks at them.
+    /// The head's `Content-Encoding` and `Transfer-Encoding` values (a repeated field's joined with ", "),
+    /// read as they come: the end of the head looks at them.
     private var contentCodings: String?
     private var transferCodings: String?
     /// The hop's `Set-Cookie` lines, each as it came: `fields` joins them with ", ", which cookies themselves
@@ -223,8 +223,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         let name = HeaderName.trimmed(UnsafeRawBufferPointer(rebasing: bytes[0..<colon]))
         let folded = HeaderName.fold(name)
         guard Self.fieldsReadNow.contains(folded) else { return true }
-        let value = String(
-            decoding: HeaderName.trimmed(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...])), as: UTF8.self)
+        let valueBytes = HeaderName.trimmed(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]))
+        let value = String(decoding: valueBytes, as: UTF8.self)
         if folded == Self.contentLength.folded, HeaderName.same(name, Self.contentLength.text) {
             expectedLength = Int64(value)
         } else if folded == Self.setCookie.folded, HeaderName.same(name, Self.setCookie.text) {
@@ -256,7 +256,9 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private static let setCookie = HeaderName("Set-Cookie")
     private static let transferEncoding = HeaderName("Transfer-Encoding")
     /// The folded names of the fields read as they come.
-    private static let fieldsReadNow = [contentLength, setCookie, contentEncoding, transferEncoding].map(\.folded)
+    private static let fieldsReadNow = [contentLength, setCookie, contentEncoding, transferEncoding].map {
+        $0.folded
+    }
     /// The codings libcurl decodes (with `CURLOPT_ACCEPT_ENCODING` set to all it supports).
     private static let decodedCodings: Set<String> = [
         "identity", "none", "gzip", "x-gzip", "deflate", "br", "zstd",
