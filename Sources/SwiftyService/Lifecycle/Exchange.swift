@@ -32,7 +32,7 @@ struct PlainAnswer: Settling {}
 /// ends: a cancellation or the call's deadline then stops the body.
 ///
 /// The decisions are ``ExchangeState``'s; this class holds it under a lock and acts outside the lock.
-final class Exchange: Sendable {
+final class Exchange: DeadlineTarget {
     typealias Outcome = Result<Response, ServiceError>
     typealias Waiter = @Sendable (Outcome) -> Void
 
@@ -124,8 +124,13 @@ final class Exchange: Sendable {
     /// Ends the exchange as timed out after `seconds`, unless it has ended by then.
     func expire(after seconds: TimeInterval) {
         // The deadline holds the exchange: work that never answers must still end for its waiters.
-        let deadline = Deadline(after: seconds) { [self] in end(.failure(.deadlinePassed(request, after: seconds))) }
+        let deadline = Deadline(after: seconds, ending: self)
         if case .callOff = state.withLock({ $0.keep(deadline) }) { deadline.cancel() }
+    }
+
+    /// Ends the exchange as timed out: its deadline passed first.
+    func deadlinePassed(after seconds: TimeInterval) {
+        end(.failure(.deadlinePassed(request, after: seconds)))
     }
 
     private func end(_ outcome: Outcome) {

@@ -111,6 +111,18 @@ import FoundationNetworking
         withExtendedLifetime(kept) {}
     }
 
+    /// A called-off deadline's slot takes the next deadline: calling the first off again leaves that one alone.
+    @Test func aDeadlineCalledOffTwiceLeavesTheNextOneInItsSlotAlone() async throws {
+        let first = Deadline(after: 0.2, swept: true) {}
+        first.cancel()
+        let fired = Locked.make(false)
+        let second = Deadline(after: 0.2, swept: true) { fired.withLock { $0 = true } }
+        first.cancel()
+        let didFire = try await poll(for: 10) { fired.withLock { $0 } ? true : nil }
+        #expect(didFire == true)
+        second.cancel()
+    }
+
     @Test func longDeadlinesAreSweptAndLeaveNothingBehindWhenCalledOff() {
         let deadlines = (0..<1_000).map { _ in Deadline(after: 300) {} }
         #expect(DeadlineSweeper.shared.state.waiting >= 1_000)
