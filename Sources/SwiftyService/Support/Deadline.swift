@@ -78,8 +78,8 @@ struct Deadline: @unchecked Sendable {
 /// The long deadlines of the process, looked at together by one timer. The timer runs while there are any, and
 /// a second more: requests sent one after another, each with its deadline, start it once.
 ///
-/// The deadlines are kept in slots that are used again: adding one and calling it off hashes nothing and, once
-/// the slots have grown to the most deadlines waiting at once, allocates nothing.
+/// The deadlines are kept in slots that are used again: adding one and calling it off hashes nothing and,
+/// once the slots have grown to the most deadlines waiting at once, allocates nothing.
 final class DeadlineSweeper: @unchecked Sendable {
     static let shared = DeadlineSweeper()
 

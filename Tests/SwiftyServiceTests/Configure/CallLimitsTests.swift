@@ -111,7 +111,8 @@ import FoundationNetworking
         withExtendedLifetime(kept) {}
     }
 
-    /// A called-off deadline's slot takes the next deadline: calling the first off again leaves that one alone.
+    /// A called-off deadline's slot takes the next deadline: calling the first off again leaves that one
+    /// alone.
     @Test func aDeadlineCalledOffTwiceLeavesTheNextOneInItsSlotAlone() async throws {
         let first = Deadline(after: 0.2, swept: true) {}
         first.cancel()
