@@ -27,10 +27,10 @@ struct HeaderLines: Sendable {
     /// name's values joined with ", " under its first spelling (RFC 9110 §5.3).
     var fields: HeaderFields {
         var fields = HeaderFields()
-        // Each field's name folded, in the order of `fields`: a line's name is looked for among these integers
-        // before any string is made for it. A scan, not a dictionary: for the usual dozen fields it costs a
-        // fraction of one hashing, and the 1,000 fields a head may have bound a flood's scans to half a
-        // million integer comparisons.
+        // Each field's name folded, in the order of `fields`: a line's name is looked for among these
+        // integers before any string is made for it. A scan, not a dictionary: for the usual dozen fields it
+        // costs a fraction of one hashing, and the 1,000 fields a head may have bound a flood's scans to half
+        // a million integer comparisons.
         var names: [UInt64] = []
         bytes.withUnsafeBytes { all in
             var start = 0
