@@ -119,16 +119,20 @@ final class CurlLoop: @unchecked Sendable {
     /// resumes before it has suspended): the completion may run before this returns. A request that
     /// completes this way costs no thread hop at all, where the loop thread costs two (a wake-up each way).
     func startDriving(_ transfer: CurlTransfer) {
-        let driving = lock.withLock { () -> Bool in
-            guard driver == .parked, mostActiveLastTime <= 1, !stopping else { return false }
-            guard inlineSkips == 0 else {
+        // One turn of the lock either way: the transfer is queued in the same turn that finds the loop busy.
+        let (driving, wake) = lock.withLock { () -> (Bool, Bool) in
+            if driver == .parked, mostActiveLastTime <= 1, !stopping {
+                if inlineSkips == 0 {
+                    driver = .caller
+                    return (true, false)
+                }
                 inlineSkips -= 1
-                return false
             }
-            driver = .caller
-            return true
+            queuedStarts.append(transfer)
+            return (false, wakesDriver())
         }
-        guard driving else { return start(transfer) }
+        if wake { _ = curl.multiWakeup(multi) }
+        guard driving else { return }
         begin(transfer)
         // The precise clock: the coarse one of silences ticks in milliseconds.
         let deadline = DispatchTime.now().uptimeNanoseconds + Self.inlineBudget
@@ -198,20 +202,26 @@ final class CurlLoop: @unchecked Sendable {
     private func queue(_ work: (CurlLoop) -> Void) {
         let wake = lock.withLock {
             work(self)
-            switch driver {
-            case .parked:
-                driver = .loop
-                lock.signal()
-                return false
-            case .caller:
-                return true
-            case .loop:
-                guard polling, !wakeupSent else { return false }
-                wakeupSent = true
-                return true
-            }
+            return wakesDriver()
         }
         if wake { _ = curl.multiWakeup(multi) }
+    }
+
+    /// After work was queued (under `lock`): signals a parked loop thread, and says whether the driver needs a
+    /// `curl_multi_wakeup` (sent after the lock).
+    private func wakesDriver() -> Bool {
+        switch driver {
+        case .parked:
+            driver = .loop
+            lock.signal()
+            return false
+        case .caller:
+            return true
+        case .loop:
+            guard polling, !wakeupSent else { return false }
+            wakeupSent = true
+            return true
+        }
     }
 
     /// Ends the loop: unfinished transfers end as cancelled, then the multi handle goes.
@@ -383,9 +393,8 @@ final class CurlLoop: @unchecked Sendable {
     /// Starts the transfer's current hop, once it has a connection to its host (CurlLoop+Connections).
     func begin(_ transfer: CurlTransfer) {
         // Read once: it decides the hop's host, whether the handle's options can stay, and otherwise it is one.
-        let hop = transfer.hop
-        let url = hop.url
-        guard !transfer.isFinished, holdsConnection(transfer, host: hop.host) else { return }
+        let url = transfer.hop.url
+        guard !transfer.isFinished, holdsConnection(transfer, host: transfer.hop.host) else { return }
         do {
             try transfer.prepareHop()
         } catch {
@@ -399,7 +408,7 @@ final class CurlLoop: @unchecked Sendable {
             return
         }
         let handle = pooled.raw
-        let fields = hop.fields
+        let fields = transfer.hop.fields
         let setup = ReusableSetup(for: transfer, url: url, fields: fields)
         if let setup, pooled.setup == setup {
             // The handle is set up as this hop needs, from a hop just like it: only the hop's own pointers

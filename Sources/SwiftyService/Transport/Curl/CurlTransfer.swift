@@ -33,7 +33,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// What the loop reads of the current hop's request, read once per hop. The first hop's is read as the
     /// transfer is made, on the caller's thread: URLRequest's accessors copy under a lock, and the loop's one
     /// thread carries every transfer of the backend (at 8 in flight it was the bottleneck).
-    private var hopRequest: HopRequest?
+    private(set) var hop: HopRequest
     /// The hop's easy handle, the loop's while the transfer has it.
     var easy: PooledHandle?
     /// The options of the request's TLS policy, kept while the transfer may connect: on a libcurl that takes
@@ -94,7 +94,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         self.completion = completion
         startedAt = request.collectsMetrics ? Date() : nil
         current = request.urlRequest
-        hopRequest = HopRequest(request.urlRequest)
+        hop = HopRequest(request.urlRequest)
     }
 
     /// What the loop reads of a hop's request: its URL's text, method, header fields, body, timeout and host.
@@ -117,14 +117,6 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             timeout = request.timeoutInterval
             host = BackendRequest.hostKey(ofURL: url)
         }
-    }
-
-    /// The current hop's ``HopRequest``.
-    var hop: HopRequest {
-        if let hopRequest { return hopRequest }
-        let hop = HopRequest(current)
-        hopRequest = hop
-        return hop
     }
 
     /// Gets ready for a hop: resets the response, opens the body.
@@ -440,7 +432,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             redirects: redirects)
         if case let .follow(next) = step {
             current = next
-            hopRequest = nil
+            self.hop = HopRequest(next)
             resendsBody = head.statusCode == 307 || head.statusCode == 308
         }
         return step
