@@ -207,8 +207,8 @@ final class CurlLoop: @unchecked Sendable {
         if wake { _ = curl.multiWakeup(multi) }
     }
 
-    /// After work was queued (under `lock`): signals a parked loop thread, and says whether the driver needs a
-    /// `curl_multi_wakeup` (sent after the lock).
+    /// After work was queued (under `lock`): signals a parked loop thread, and says whether the driver needs
+    /// a `curl_multi_wakeup` (sent after the lock).
     private func wakesDriver() -> Bool {
         switch driver {
         case .parked:
