@@ -55,8 +55,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// read as they come: the end of the head looks at them.
     private var contentCodings: String?
     private var transferCodings: String?
-    /// The hop's `Set-Cookie` lines, each as it came: `fields` joins them with ", ", which cookies themselves
-    /// may hold (in a value, in an `Expires` date), so the jar gets them apart.
+    /// The hop's `Set-Cookie` lines, each as it came: the parsed fields join them with ", ", which cookies
+    /// themselves may hold (in a value, in an `Expires` date), so the jar gets them apart.
     private var setCookieLines: [String] = []
     /// Header lines and bytes of head read in this hop, 1xx heads and trailers included.
     private var fieldCount = 0
