@@ -390,6 +390,13 @@ private final class Transfer: Sendable {
         self.completion = OnceCompletion(completion)
     }
 
+    deinit {
+        // Its deadlines hold it weakly and end with it: none stays in the sweeper, or ticks, after it.
+        let (watch, waitDeadline) = state.withLock { ($0.watch, $0.waitDeadline) }
+        watch?.cancel()
+        waitDeadline?.cancel()
+    }
+
     var task: URLSessionTask? { state.withLock { $0.task } }
 
     /// The attempt's metrics: the platform's where it measures (Apple), else what the delegate saw — the
@@ -418,10 +425,12 @@ private final class Transfer: Sendable {
             guard let self, withdraw() else { return }
             finish(.failure(URLError(.timedOut)))
         }
-        state.withLock { state in
+        let replaced = state.withLock { state in
+            defer { state.waitDeadline = deadline }
             state.waitingSince = ProcessInfo.processInfo.systemUptime
-            state.waitDeadline = deadline
+            return state.waitDeadline
         }
+        replaced?.cancel()
     }
 
     /// The transfer takes a connection to its host, which `release` gives back when it finishes; `false`
@@ -504,7 +513,12 @@ private final class Transfer: Sendable {
         // Weakly: a transfer in flight is held by its task, and one that ended has called its watch off.
         let watch = Deadline(after: seconds) { [weak self] in self?.check(limit: limit) }
         let over = completion.isSpent
-        if !over { state.withLock { $0.watch = watch } }
+        // The watch it takes the place of is called off (a value, it does not call itself off when replaced).
+        let replaced = over ? nil : state.withLock { state in
+            defer { state.watch = watch }
+            return state.watch
+        }
+        replaced?.cancel()
         if over { watch.cancel() }
     }
 
