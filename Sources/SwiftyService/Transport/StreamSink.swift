@@ -29,7 +29,8 @@ public final class StreamSink: ArrivingBody {
     /// The most body bytes a stream holds that its consumer has not read yet: 256 KiB.
     public static let capacity = 256 * 1024
 
-    typealias Reader = UnsafeContinuation<Data?, any Error>
+    /// A reader waiting for a chunk or the end, woken without either: it takes what came under the lock.
+    typealias Reader = UnsafeContinuation<Void, Never>
 
     let request: URLRequest
     private let state: Locked<StreamSinkState<Reader>>
@@ -86,15 +87,18 @@ public final class StreamSink: ArrivingBody {
     private func take(_ chunk: Data, force: Bool) -> Bool {
         let offer = state.withLock { state -> StreamSinkState<Reader>.Offer in
             let offer = state.offer(chunk, force: force)
-            if case let .taken(reader) = offer {
+            if case .taken = offer {
                 for tap in state.taps { tap(.chunk(chunk)) }
-                // Resumed under the lock, which `next()` takes again once it is back: see there.
-                reader?.resume(returning: chunk)
             }
             return offer
         }
         switch offer {
-        case .taken, .swallowed: return true
+        case let .taken(reader):
+            // Woken after the lock is let go: a resume can wait for the reader task's own lock, which that task
+            // holds while its cancellation handler stops this sink (and takes this lock).
+            reader?.resume()
+            return true
+        case .swallowed: return true
         case .refused: return false
         }
     }
@@ -156,13 +160,10 @@ public final class StreamSink: ArrivingBody {
         ended.listener?(.failure(cause ?? error ?? StreamEndedBeforeItsHead()))
         for handler in ended.handlers { handler(ended.bytes, error) }
         // A waiting consumer has read everything there was; it hears of the end after everyone else (one that
-        // came meanwhile was made to wait), under the lock, which `next()` takes again once it is back: see there.
-        state.withLock { state in
-            for reader in [ended.reader, state.endAnnounced()] {
-                guard let reader else { continue }
-                if let error { reader.resume(throwing: error) } else { reader.resume(returning: nil) }
-            }
-        }
+        // came meanwhile was made to wait). Woken out of the lock, as in `take`.
+        let late = state.withLock { $0.endAnnounced() }
+        ended.reader?.resume()
+        late?.resume()
         ended.task?.cancel()
     }
 
@@ -241,23 +242,18 @@ public final class StreamSink: ArrivingBody {
 
     /// The next chunk; `nil` at the end of the body. Cancelling the task stops the stream.
     func next() async throws -> Data? {
-        if let ready = try answer(state.withLock { $0.next(reader: nil) }) { return ready }
-        // The producer resumes this wait while it holds the lock; taking the lock once more when back orders its
-        // work, the resume included, before ours for ThreadSanitizer too, which does not see the runtime's own
-        // hand-over (a chunk resumed after the lock was let go was reported as a race with this task's frame).
-        defer { state.withLock { _ in } }
-        return try await withTaskCancellationHandler {
-            try await withUnsafeThrowingContinuation { (reader: Reader) in
-                do {
-                    if let ready = try answer(state.withLock { $0.next(reader: reader) }) {
-                        reader.resume(returning: ready)
-                    }
-                } catch {
-                    reader.resume(throwing: error)
+        // The chunk or the end is always taken here, under the lock: the producer only wakes the wait, so its
+        // work is ordered before ours by the lock, for ThreadSanitizer too (which does not see the runtime's
+        // own hand-over of a value resumed from another thread).
+        while true {
+            if let ready = try answer(state.withLock { $0.next() }) { return ready }
+            await withTaskCancellationHandler {
+                await withUnsafeContinuation { (reader: Reader) in
+                    if !state.withLock({ $0.wait(reader) }) { reader.resume() }
                 }
+            } onCancel: {
+                cancel()
             }
-        } onCancel: {
-            cancel()
         }
     }
 

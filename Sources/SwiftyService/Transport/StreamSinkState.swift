@@ -2,8 +2,10 @@ import Foundation
 
 /// The life of one streamed body as a value: which events may happen in which phase, and what each one asks
 /// the owner to do. Pure: no locks, no calls out; ``StreamSink`` holds it under a lock and carries the
-/// actions out (the taps under that lock, so that they see the body in order, and a waiting reader's resume,
-/// which its next step then orders after; everything else after it).
+/// actions out (the taps under that lock, so that they see the body in order; everything else after it).
+///
+/// A waiting reader is only woken: what it wakes to (a chunk, the end) waits here, and it takes it under the
+/// lock like any other read. Nothing is handed to it from the producer's thread.
 ///
 /// ```
 /// awaitingHead ──head──▶ flowing ──finish / fail / stop──▶ ended
@@ -81,8 +83,8 @@ struct StreamSinkState<Reader> {
 
     /// What becomes of an offered chunk.
     enum Offer {
-        /// Taken: held in the buffer, or for this waiting reader to resume with.
-        case taken(resuming: Reader?)
+        /// Taken into the buffer; a reader that was waiting for it is to be woken.
+        case taken(waking: Reader?)
         /// The buffer is full: the producer keeps the chunk and waits for the drained handler.
         case refused
         /// The body has ended: the chunk goes nowhere, and the producer need not wait.
@@ -97,13 +99,10 @@ struct StreamSinkState<Reader> {
             return .refused
         }
         byteCount += Int64(chunk.count)
-        if let waiting = reader {
-            reader = nil
-            return .taken(resuming: waiting)
-        }
         chunks.append(chunk)
         buffered += chunk.count
-        return .taken(resuming: nil)
+        defer { reader = nil }
+        return .taken(waking: reader)
     }
 
     /// What the owner does once the body has ended.
@@ -111,7 +110,7 @@ struct StreamSinkState<Reader> {
         /// The head's listener, which hears the failure: the body ended before its head.
         var listener: Listener?
         var failure: ServiceError?
-        /// A waiting reader, resumed with the end (it had taken every chunk there was).
+        /// A waiting reader, to wake once the end has been told to everyone else.
         var reader: Reader?
         /// The transfer to stop: the body was stopped from this side.
         var task: BackendTask?
@@ -162,20 +161,31 @@ struct StreamSinkState<Reader> {
         /// A chunk, and the producer's drained handler to run when this one brought the buffer down.
         case chunk(Data, drained: (@Sendable () -> Void)?)
         case end(Result<Void, ServiceError>)
-        /// Nothing yet: with a reader given, it waits and the next chunk or the end resumes it.
+        /// Nothing yet: the reader is to wait (``wait(_:)``) and ask again once woken.
         case wait
         /// Another reader is waiting on the same body.
         case busy
     }
 
-    /// The next chunk, the end, or a wait for `reader` (none given: only look).
-    mutating func next(reader waiting: Reader?) -> Next {
+    /// The next chunk, the end, or nothing yet.
+    mutating func next() -> Next {
         if first < chunks.count { return .chunk(pop(), drained: drainedHandler()) }
         if case let .ended(outcome) = phase, !announcingEnd { return .end(outcome) }
-        guard let waiting else { return .wait }
-        guard reader == nil else { return .busy }
+        return reader == nil ? .wait : .busy
+    }
+
+    /// Keeps `waiting` to wake with the next chunk or the end; `false` when it is not kept and should ask
+    /// again at once (something came meanwhile, or another reader waits).
+    mutating func wait(_ waiting: Reader) -> Bool {
+        guard first == chunks.count, !endIsReadable, reader == nil else { return false }
         reader = waiting
-        return .wait
+        return true
+    }
+
+    /// Whether the end is there for the reader: the body has ended and everyone else has heard.
+    private var endIsReadable: Bool {
+        if case .ended = phase { return !announcingEnd }
+        return false
     }
 
     /// Marks the body as being read; `true` for the first reader.

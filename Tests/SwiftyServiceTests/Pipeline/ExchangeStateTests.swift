@@ -238,16 +238,16 @@ import FoundationNetworking
         guard case .taken(nil) = state.offer(chunk("ab"), force: false),
             case .taken(nil) = state.offer(chunk("cd"), force: false)
         else { Issue.record("both chunks are buffered"); return }
-        guard case let .chunk(first, _) = state.next(reader: nil), case let .chunk(second, _) = state.next(reader: nil)
+        guard case let .chunk(first, _) = state.next(), case let .chunk(second, _) = state.next()
         else { Issue.record("the reader takes them"); return }
         #expect(first == chunk("ab") && second == chunk("cd"))
         let ended = state.end(nil, stopping: false)
         #expect(ended?.failure == nil && ended?.bytes == 4)
-        guard case .wait = state.next(reader: "reader") else {
+        guard case .wait = state.next(), state.wait("reader") else {
             Issue.record("while the taps hear of the end, a reader waits"); return
         }
-        #expect(state.endAnnounced() == "reader", "and is handed back once they have")
-        guard case .end(.success) = state.next(reader: nil) else { Issue.record("then the end"); return }
+        #expect(state.endAnnounced() == "reader", "and is handed back to be woken once they have")
+        guard case .end(.success) = state.next() else { Issue.record("then, woken, it reads the end"); return }
         #expect(heard.all == ["head 200"])
     }
 
@@ -257,20 +257,42 @@ import FoundationNetworking
         state.whenDrained { [heard] in heard.add("drained") }
         for piece in ["1234", "5678"] { _ = state.offer(chunk(piece), force: false) }
         guard case .refused = state.offer(chunk("9"), force: false) else { Issue.record("full: refused"); return }
-        guard case let .chunk(_, drained) = state.next(reader: nil) else { Issue.record("a chunk"); return }
+        guard case let .chunk(_, drained) = state.next() else { Issue.record("a chunk"); return }
         drained?()
         #expect(heard.all == ["drained"], "half taken: the producer may offer again")
         guard case .taken = state.offer(chunk("9"), force: false) else { Issue.record("taken now"); return }
     }
 
-    @Test func aWaitingReaderTakesTheNextChunkAtOnceHoweverFullTheBuffer() {
+    @Test func aWaitingReaderIsWokenForTheNextChunkHoweverFullTheBuffer() {
         var state = state(capacity: 1)
         _ = state.head()
-        guard case .wait = state.next(reader: "reader") else { Issue.record("nothing yet: it waits"); return }
-        guard case .busy = state.next(reader: "second") else { Issue.record("a second reader is told"); return }
-        guard case .taken(resuming: "reader") = state.offer(chunk("abc"), force: false) else {
-            Issue.record("the waiting reader takes it"); return
+        guard case .wait = state.next(), state.wait("reader") else { Issue.record("nothing yet: it waits"); return }
+        guard case .busy = state.next(), !state.wait("second") else {
+            Issue.record("a second reader is told, and not kept"); return
         }
+        guard case .taken(waking: "reader") = state.offer(chunk("abc"), force: false) else {
+            Issue.record("the waiting reader is woken"); return
+        }
+        let stillWaiting = state.hasReader
+        #expect(!stillWaiting, "a reader is woken once")
+        guard case let .chunk(taken, _) = state.next() else { Issue.record("and takes the chunk"); return }
+        #expect(taken == chunk("abc"))
+    }
+
+    @Test func aReaderIsNotKeptWaitingWhenSomethingCameBetweenItsLookAndItsWait() {
+        var state = state()
+        _ = state.head()
+        guard case .wait = state.next() else { Issue.record("nothing yet"); return }
+        _ = state.offer(chunk("a"), force: false)
+        let keptWithAChunkThere = state.wait("reader")
+        #expect(!keptWithAChunkThere, "a chunk came meanwhile: ask again")
+        _ = state.next()
+        _ = state.end(nil, stopping: false)
+        let keptWhileTheEndIsTold = state.wait("reader")
+        #expect(keptWhileTheEndIsTold, "the end is still being told to the others: it waits")
+        #expect(state.endAnnounced() == "reader")
+        let keptAfter = state.wait("reader")
+        #expect(!keptAfter, "the end is there now: ask again")
     }
 
     @Test func aReaderThatGoesAwayWhileTheBodyFlowsStopsTheTransferAndDropsWhatIsBuffered() {
@@ -284,7 +306,7 @@ import FoundationNetworking
         guard case .swallowed = state.offer(chunk("late"), force: false) else {
             Issue.record("what the producer still sends goes nowhere"); return
         }
-        guard case .end(.failure(.cancelled)) = state.next(reader: nil) else {
+        guard case .end(.failure(.cancelled)) = state.next() else {
             Issue.record("nothing buffered is handed out after the stop"); return
         }
         let again = state.end(nil, stopping: false)
@@ -298,7 +320,7 @@ import FoundationNetworking
         let ended = state.end(.timedOut(URLRequest(url: URL(string: "http://h/")!)), stopping: false)
         #expect(ended?.task == nil, "the producer failed: it has nothing left to stop")
         _ = state.endAnnounced()
-        guard case .chunk = state.next(reader: nil), case .end(.failure(.timedOut)) = state.next(reader: nil) else {
+        guard case .chunk = state.next(), case .end(.failure(.timedOut)) = state.next() else {
             Issue.record("the part, then the failure"); return
         }
     }
@@ -316,7 +338,7 @@ import FoundationNetworking
         _ = state.offer(chunk("a"), force: false)
         guard case let .after(missed) = state.addTap({ _ in }) else { Issue.record("it catches up"); return }
         #expect(missed == [chunk("a")])
-        _ = state.next(reader: nil)
+        _ = state.next()
         _ = state.offer(chunk("b"), force: false)
         guard case .tooLate = state.addTap({ _ in }) else {
             Issue.record("the reader has taken bytes it cannot see"); return

@@ -257,6 +257,37 @@ struct StubStreamingTests: StubStreamSuite {
         #expect(kept.withLock { $0 }, "the loop ended after the tap had kept what it kept")
     }
 
+    @Test func aReaderCancelledWhileChunksArriveStopsTheStreamEveryTime() async throws {
+        // A chunk handed to a waiting reader in the instant its task is cancelled: the cancellation handler
+        // stops the sink while the producer wakes the reader. Waking it under the sink's lock once deadlocked
+        // (the wake waits for the task's own lock, which its cancellation handler holds while it waits for the
+        // sink's). 300 rounds, each a reader cancelled after a short, varying while.
+        for round in 0..<300 {
+            let request = URLRequest(url: URL(string: "https://stream.test/race/\(round)")!)
+            let heads = CallbackRecorder<Response>()
+            let sink = StreamSink(request: request) { if case let .success(head) = $0 { heads.record(head) } }
+            sink.head(Response(request: request, statusCode: 200))
+            let producer = Thread {
+                var sent = 0
+                while !sink.isEnded, sent < 1_000_000 {
+                    if sink.offer(Data("x".utf8)) { sent += 1 } else { Thread.sleep(forTimeInterval: 0.000_05) }
+                }
+            }
+            let reader = Task {
+                var bytes = 0
+                while let chunk = try await sink.next() { bytes += chunk.count }
+                return bytes
+            }
+            producer.start()
+            try await Task.sleep(for: .microseconds(50 + (round % 10) * 40))
+            reader.cancel()
+            await #expect(throws: ServiceError.self, "round \(round): the reader hears it was cancelled") {
+                try await reader.value
+            }
+            #expect(sink.isEnded, "round \(round): and the stream is stopped")
+        }
+    }
+
     @Test func aSecondLoopAtOnceIsToldAndTheFirstGoesOn() async throws {
         // "b" comes 30 s after "a": the first loop waits for it while the second one tries.
         let pieces = [StubBackend.Piece(Data("a".utf8)), StubBackend.Piece(Data("b".utf8), after: 30)]
