@@ -94,7 +94,16 @@ final class Exchange: DeadlineTarget {
     /// The work's answer: the head (with the whole body, or the body arriving), or the failure. Only the first
     /// answer counts, and only before the exchange ended.
     func answer(_ answer: Outcome) {
-        guard case .settle = state.withLock({ $0.head() }) else { return settling.discard(answer) }
+        switch state.withLock({ $0.head() }) {
+        case .settle: settle(answer)
+        case let .handOver(task): task.resume(returning: .toSettle(answer))
+        case .discard: settling.discard(answer)
+        }
+    }
+
+    /// Settles the answer that is the outcome, tells the waiters and returns it.
+    @discardableResult
+    private func settle(_ answer: Outcome) -> Outcome {
         let outcome = settling.settle(answer)
         let body = keepsBody ? outcome.streamedBody : nil
         // A kept body's owner goes to the waiters alone: held here, it would keep a stream let go of running.
@@ -109,6 +118,7 @@ final class Exchange: DeadlineTarget {
             waiters.tell(outcome)
             if case let .failure(error)? = stop { body?.stop(with: error) }
         }
+        return outcome
     }
 
     private func bodyEnded() {
@@ -166,9 +176,9 @@ final class Exchange: DeadlineTarget {
     }
 
     /// Adds an awaiting task as a waiter, resumed with the outcome once: now if there is one, later otherwise.
-    private func wait(resuming task: UnsafeContinuation<Outcome, Never>) {
+    private func wait(resuming task: UnsafeContinuation<ExchangeState<Outcome, any ArrivingBody>.Told, Never>) {
         if case let .decided(outcome) = state.withLock({ $0.add(.resume(task)) }) {
-            task.resume(returning: outcome)
+            task.resume(returning: .settled(outcome))
         }
     }
 
@@ -220,15 +230,18 @@ final class Exchange: DeadlineTarget {
     func untilFinished(starting: () -> Void = {}) async -> Outcome {
         // Unchecked: the exchange tells each waiter exactly once, which is what a checked continuation would
         // check, at the cost of an allocation per request.
-        let outcome = await withUnsafeContinuation { continuation in
+        let told = await withUnsafeContinuation { continuation in
             wait(resuming: continuation)
             starting()
         }
-        // The answering thread built the outcome and then released this lock. Taking it once more orders that
+        // The answering thread built the answer and then released this lock. Taking it once more orders that
         // work before ours for ThreadSanitizer too: a continuation resumed before its task had suspended was
         // once reported as a race (in a CI rehearsal), the runtime's own ordering being invisible to it.
         state.withLock { _ in }
-        return outcome
+        switch told {
+        case let .settled(outcome): return outcome
+        case let .toSettle(answer): return settle(answer)
+        }
     }
 
     private struct WaitState {
