@@ -94,16 +94,10 @@ final class Exchange: DeadlineTarget {
     /// The work's answer: the head (with the whole body, or the body arriving), or the failure. Only the first
     /// answer counts, and only before the exchange ended.
     func answer(_ answer: Outcome) {
-        switch state.withLock({ $0.head() }) {
-        case .settle: settle(answer)
-        case let .handOver(task): task.resume(returning: .toSettle(answer))
-        case .discard: settling.discard(answer)
-        }
-    }
-
-    /// Settles the answer that is the outcome, tells the waiters and returns it.
-    @discardableResult
-    private func settle(_ answer: Outcome) -> Outcome {
+        // Settled here, on the answering thread, not by the awaiting task: a task resumed with the bare answer
+        // was often resumed before it had suspended (its transfer starts inside its continuation's body), and
+        // ThreadSanitizer, blind to the runtime's ordering there, reported the resume against the task's frame.
+        guard case .settle = state.withLock({ $0.head() }) else { return settling.discard(answer) }
         let outcome = settling.settle(answer)
         let body = keepsBody ? outcome.streamedBody : nil
         // A kept body's owner goes to the waiters alone: held here, it would keep a stream let go of running.
@@ -118,7 +112,6 @@ final class Exchange: DeadlineTarget {
             waiters.tell(outcome)
             if case let .failure(error)? = stop { body?.stop(with: error) }
         }
-        return outcome
     }
 
     private func bodyEnded() {
@@ -176,9 +169,9 @@ final class Exchange: DeadlineTarget {
     }
 
     /// Adds an awaiting task as a waiter, resumed with the outcome once: now if there is one, later otherwise.
-    private func wait(resuming task: UnsafeContinuation<ExchangeState<Outcome, any ArrivingBody>.Told, Never>) {
+    private func wait(resuming task: UnsafeContinuation<Outcome, Never>) {
         if case let .decided(outcome) = state.withLock({ $0.add(.resume(task)) }) {
-            task.resume(returning: .settled(outcome))
+            task.resume(returning: outcome)
         }
     }
 
@@ -230,18 +223,15 @@ final class Exchange: DeadlineTarget {
     func untilFinished(starting: () -> Void = {}) async -> Outcome {
         // Unchecked: the exchange tells each waiter exactly once, which is what a checked continuation would
         // check, at the cost of an allocation per request.
-        let told = await withUnsafeContinuation { continuation in
+        let outcome = await withUnsafeContinuation { continuation in
             wait(resuming: continuation)
             starting()
         }
-        // The answering thread built the answer and then released this lock. Taking it once more orders that
+        // The answering thread built the outcome and then released this lock. Taking it once more orders that
         // work before ours for ThreadSanitizer too: a continuation resumed before its task had suspended was
         // once reported as a race (in a CI rehearsal), the runtime's own ordering being invisible to it.
         state.withLock { _ in }
-        switch told {
-        case let .settled(outcome): return outcome
-        case let .toSettle(answer): return settle(answer)
-        }
+        return outcome
     }
 
     private struct WaitState {

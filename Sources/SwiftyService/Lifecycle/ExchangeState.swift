@@ -27,23 +27,16 @@ struct ExchangeState<Outcome: Sendable, Body> {
 
     typealias Waiter = @Sendable (Outcome) -> Void
 
-    /// What an awaiting task is resumed with: the outcome, or the answer for it to settle itself.
-    enum Told {
-        case settled(Outcome)
-        /// The work's answer, which is the outcome once settled: its effects are the task's to run.
-        case toSettle(Outcome)
-    }
-
     /// One party waiting for the outcome: a function to call, or an awaiting task to resume (which spares
     /// the awaited call a closure).
     enum Party {
         case call(Waiter)
-        case resume(UnsafeContinuation<Told, Never>)
+        case resume(UnsafeContinuation<Outcome, Never>)
 
         func tell(_ outcome: Outcome) {
             switch self {
             case let .call(waiter): waiter(outcome)
-            case let .resume(task): task.resume(returning: .settled(outcome))
+            case let .resume(task): task.resume(returning: outcome)
             }
         }
     }
@@ -149,10 +142,6 @@ struct ExchangeState<Outcome: Sendable, Body> {
     enum HeadAction {
         /// It is the outcome: settle it.
         case settle
-        /// It is the outcome, and its one waiter is a task awaiting it: resume the task with the answer
-        /// (``Told/toSettle(_:)``), which settles it there. The answering thread (a backend's loop, which
-        /// every transfer shares) is spared the settling.
-        case handOver(UnsafeContinuation<Told, Never>)
         /// The exchange ended first: discard it, and what it holds.
         case discard
     }
@@ -161,10 +150,6 @@ struct ExchangeState<Outcome: Sendable, Body> {
     mutating func head() -> HeadAction {
         guard case .sending = phase else { return .discard }
         phase = .headReceived(stopBody: nil)
-        if otherWaiters.isEmpty, case let .resume(task)? = firstWaiter?.waiter {
-            firstWaiter = nil
-            return .handOver(task)
-        }
         return .settle
     }
 

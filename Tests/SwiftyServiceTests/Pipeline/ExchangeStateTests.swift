@@ -52,57 +52,6 @@ import FoundationNetworking
         #expect(outcome == "ok")
     }
 
-    @Test func theHeadIsHandedToItsOneAwaitingTaskWhichSettlesIt() async {
-        // The awaiting task is resumed with the answer to settle; a cancellation that comes meanwhile is
-        // kept for the body, and a waiter that comes meanwhile hears the outcome when the task settles it.
-        let resumed = await withUnsafeContinuation { (task: UnsafeContinuation<State.Told, Never>) in
-            var state = State()
-            _ = state.add(.resume(task))
-            _ = state.start()
-            guard case let .handOver(waiting) = state.head() else {
-                Issue.record("the head goes to the awaiting task")
-                return task.resume(returning: .settled("wrong"))
-            }
-            guard case .none = state.end("cancelled") else {
-                Issue.record("a cancellation after the head stops nothing yet")
-                return waiting.resume(returning: .settled("wrong"))
-            }
-            guard case .waiting = state.add(told.waiter("meanwhile")) else {
-                Issue.record("a waiter that comes meanwhile waits")
-                return waiting.resume(returning: .settled("wrong"))
-            }
-            guard case let .finish(waiters, _) = state.settled("ok", body: nil) else {
-                Issue.record("the task's settling finishes the exchange")
-                return waiting.resume(returning: .settled("wrong"))
-            }
-            waiters.tell("ok")
-            waiting.resume(returning: .toSettle("answer"))
-        }
-        guard case .toSettle("answer") = resumed else { Issue.record("resumed with the answer to settle"); return }
-        #expect(told.all == ["meanwhile:ok"], "the waiter that came meanwhile heard the outcome; the task was not told")
-    }
-
-    @Test func aHeadWithMoreThanOneWaiterOrACallbackIsSettledWhereItCame() async {
-        let resumed = await withUnsafeContinuation { (task: UnsafeContinuation<State.Told, Never>) in
-            var state = State()
-            _ = state.add(.resume(task))
-            _ = state.add(told.waiter("b"))
-            _ = state.start()
-            if case .settle = state.head() {} else { Issue.record("two waiters: settled where it came") }
-            var called = State()
-            _ = called.add(told.waiter("a"))
-            _ = called.start()
-            if case .settle = called.head() {} else { Issue.record("a callback: settled where it came") }
-            if case let .finish(waiters, _) = state.settled("ok", body: nil) {
-                waiters.tell("ok")
-            } else {
-                task.resume(returning: .settled("not finished"))
-            }
-        }
-        guard case .settled("ok") = resumed else { Issue.record("the task is told the outcome"); return }
-        #expect(told.all == ["b:ok"])
-    }
-
     @Test func aCancellationBeforeTheHeadWinsAndTheHeadIsDiscarded() {
         var state = State()
         _ = state.add(told.waiter("a"))
