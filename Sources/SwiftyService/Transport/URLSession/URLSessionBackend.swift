@@ -510,16 +510,15 @@ private final class Transfer: Sendable {
     }
 
     private func schedule(in seconds: TimeInterval, limit: TimeInterval) {
+        guard !completion.isSpent else { return }
         // Weakly: a transfer in flight is held by its task, and one that ended has called its watch off.
         let watch = Deadline(after: seconds) { [weak self] in self?.check(limit: limit) }
-        let over = completion.isSpent
         // The watch it takes the place of is called off (a value, it does not call itself off when replaced).
-        let replaced = over ? nil : state.withLock { state in
+        let replaced = state.withLock { state in
             defer { state.watch = watch }
             return state.watch
         }
         replaced?.cancel()
-        if over { watch.cancel() }
     }
 
     private func check(limit: TimeInterval) {
