@@ -170,22 +170,22 @@ struct StreamSinkState<Reader> {
     /// The next chunk, the end, or nothing yet.
     mutating func next() -> Next {
         if first < chunks.count { return .chunk(pop(), drained: drainedHandler()) }
-        if case let .ended(outcome) = phase, !announcingEnd { return .end(outcome) }
+        if let end = readableEnd { return .end(end) }
         return reader == nil ? .wait : .busy
     }
 
     /// Keeps `waiting` to wake with the next chunk or the end; `false` when it is not kept and should ask
     /// again at once (something came meanwhile, or another reader waits).
     mutating func wait(_ waiting: Reader) -> Bool {
-        guard first == chunks.count, !endIsReadable, reader == nil else { return false }
+        guard first == chunks.count, readableEnd == nil, reader == nil else { return false }
         reader = waiting
         return true
     }
 
-    /// Whether the end is there for the reader: the body has ended and everyone else has heard.
-    private var endIsReadable: Bool {
-        if case .ended = phase { return !announcingEnd }
-        return false
+    /// How the body ended, once that is there for the reader: everyone else has heard.
+    private var readableEnd: Result<Void, ServiceError>? {
+        guard case let .ended(outcome) = phase, !announcingEnd else { return nil }
+        return outcome
     }
 
     /// Marks the body as being read; `true` for the first reader.
