@@ -220,7 +220,8 @@ final class Exchange: DeadlineTarget {
 
     /// Waits for the outcome, whatever happens to the task meanwhile; `starting` runs once the wait is in
     /// place, so that the waiter hears the outcome itself rather than what the exchange keeps of it.
-    func untilFinished(starting: () -> Void = {}) async -> Outcome {
+    // Nonsending: the wait runs on its caller's executor, with no switch on the way in or back.
+    nonisolated(nonsending) func untilFinished(starting: () -> Void = {}) async -> Outcome {
         // Unchecked: the exchange tells each waiter exactly once, which is what a checked continuation would
         // check, at the cost of an allocation per request.
         let outcome = await withUnsafeContinuation { continuation in

@@ -59,7 +59,9 @@ extension PreparedRequest {
 
     /// Sends the request and waits for the whole answer; cancelling the task cancels the request. The
     /// realm's callback queue plays no part: the caller's task resumes on its own executor.
-    func response() async throws -> Response {
+    // Nonsending: it runs where its caller (`request()` and its kin, nonisolated already) runs, with no
+    // executor switch on the way in or back.
+    nonisolated(nonsending) func response() async throws -> Response {
         // A fresh hit of a cache first in the chain needs no exchange either: an answer there before the
         // request starts has no backend, timer or task to race, and is settled as the exchange would.
         // Cancelled already, the request takes the exchange's way, which ends it as cancelled.
@@ -246,6 +248,10 @@ extension PreparedRequest {
         -> @Sendable (Result<Response, any Error>) -> Void
     {
         let log = metricsLog
+        guard log != nil || jar != nil else {
+            // A closure that holds one object alone has that object for its context: nothing is allocated.
+            return { result in exchange.answer(result.mapError { ServiceError($0, request: exchange.request) }) }
+        }
         return { result in
             switch result {
             case let .success(response):

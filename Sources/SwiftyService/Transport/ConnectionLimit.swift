@@ -95,6 +95,9 @@ final class HostConnectionGate<Transfer: AnyObject & Sendable>: Sendable {
         var inUse = 0
         var waiting: [Waiting] = []
         var multiplexes = false
+
+        /// Nothing to remember: no connection in use, nobody waiting, not known to multiplex.
+        var isIdle: Bool { inUse == 0 && waiting.isEmpty && !multiplexes }
     }
 
     private let hosts = Locked.make([String: Host]())
@@ -102,26 +105,27 @@ final class HostConnectionGate<Transfer: AnyObject & Sendable>: Sendable {
     /// Takes a connection to `host` for `transfer` if fewer than `limit` are in use (or the host multiplexes):
     /// `true`, and the transfer may start. Otherwise the transfer waits in line: `false`.
     func enter(_ transfer: Transfer, host: String, limit: Int) -> Bool {
-        hosts.withLock { hosts in
-            var state = hosts[host] ?? Host()
-            defer { hosts[host] = state }
-            if state.multiplexes || (state.inUse < max(limit, 1) && state.waiting.isEmpty) {
-                state.inUse += 1
-                return true
-            }
-            state.waiting.append(Waiting(transfer: transfer, limit: max(limit, 1)))
-            return false
+        // The host's state is changed where the dictionary keeps it: its name is hashed once per request.
+        hosts.withLock { hosts in Self.enter(transfer, limit: max(limit, 1), into: &hosts[host, default: Host()]) }
+    }
+
+    private static func enter(_ transfer: Transfer, limit: Int, into state: inout Host) -> Bool {
+        if state.multiplexes || (state.inUse < limit && state.waiting.isEmpty) {
+            state.inUse += 1
+            return true
         }
+        state.waiting.append(Waiting(transfer: transfer, limit: limit))
+        return false
     }
 
     /// A transfer that entered is done with its connection: the waiting transfers that may start now, which
     /// have entered (the caller starts them).
     func leave(_ host: String) -> [Transfer] {
         hosts.withLock { hosts in
-            guard var state = hosts[host] else { return [] }
-            state.inUse = max(state.inUse - 1, 0)
-            let admitted = Self.admit(&state)
-            hosts[host] = state.inUse == 0 && state.waiting.isEmpty && !state.multiplexes ? nil : state
+            guard let index = hosts.index(forKey: host) else { return [] }
+            hosts.values[index].inUse = max(hosts.values[index].inUse - 1, 0)
+            let admitted = Self.admit(&hosts.values[index])
+            if hosts.values[index].isIdle { hosts.remove(at: index) }
             return admitted
         }
     }
