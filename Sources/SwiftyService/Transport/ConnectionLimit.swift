@@ -105,7 +105,7 @@ final class HostConnectionGate<Transfer: AnyObject & Sendable>: Sendable {
     /// Takes a connection to `host` for `transfer` if fewer than `limit` are in use (or the host multiplexes):
     /// `true`, and the transfer may start. Otherwise the transfer waits in line: `false`.
     func enter(_ transfer: Transfer, host: String, limit: Int) -> Bool {
-        // The host's state is changed where the dictionary keeps it: its name is hashed once per request.
+        // The host's state is changed where the dictionary keeps it: its name is hashed once here, not twice.
         hosts.withLock { hosts in Self.enter(transfer, limit: max(limit, 1), into: &hosts[host, default: Host()]) }
     }
 
