@@ -60,7 +60,8 @@ extension PreparedRequest {
     /// Sends the request and waits for the whole answer; cancelling the task cancels the request. The
     /// realm's callback queue plays no part: the caller's task resumes on its own executor.
     // Nonsending: it runs where its caller (`request()` and its kin, nonisolated already) runs, with no
-    // executor switch on the way in or back.
+    // executor switch on the way in or back. A caller isolated to an actor would run it, and any transfer a
+    // backend drives on the sender's thread, on that actor: keep its callers nonisolated.
     nonisolated(nonsending) func response() async throws -> Response {
         // A fresh hit of a cache first in the chain needs no exchange either: an answer there before the
         // request starts has no backend, timer or task to race, and is settled as the exchange would.
