@@ -264,11 +264,12 @@ struct StreamedUploadTests {
     @Test func anUploadCancelledAtAnyMomentLetsItsSequenceGo() async throws {
         // Cancelled 0–4 ms after it starts: before its body was asked for (no iterator is ever made), while the
         // first bytes go out, or later. Whichever, no iterator of the sequence is left alive.
+        let realm = try realm(.curl)
         var stillHeld: [Int] = []
         for round in 0..<40 {
             let pulled = PulledBytes()
             let endpoint = TestEndpoint(
-                try realm(.curl), "upload", method: .put, parameters: ["pause": 0.05],
+                realm, "upload", method: .put, parameters: ["pause": 0.05],
                 body: .stream(CountingChunks(count: 100_000_000, pulled: pulled), length: 100_000_000))
             let task = Task { try await endpoint.request() }
             try await Task.sleep(for: .microseconds(round * 100))
