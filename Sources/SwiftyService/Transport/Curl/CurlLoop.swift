@@ -139,6 +139,7 @@ final class CurlLoop: @unchecked Sendable {
         var running: Int32 = 0
         var outlasted = false
         while !transfer.isFinished {
+            curl.forgetTLSErrors()
             _ = curl.multiPerform(multi, &running)
             // Redirects included: complete(_:code:) begins the next hop of a transfer that follows one.
             completeFinishedTransfers()
@@ -150,6 +151,8 @@ final class CurlLoop: @unchecked Sendable {
             _ = curl.multiPoll(multi, nil, 0, Int32(milliseconds), nil)
         }
         outlasted = outlasted && !transfer.isFinished
+        // The caller's thread is not ours: what libcurl left in OpenSSL's queue there goes with the turn.
+        curl.forgetTLSErrors()
         lock.withLock {
             if outlasted {
                 inlineSkipsAfterMiss = min(max(inlineSkipsAfterMiss * 2, 4), 256)
@@ -290,6 +293,7 @@ final class CurlLoop: @unchecked Sendable {
                 for job in left { Self.runElsewhere(job) }
                 break
             }
+            curl.forgetTLSErrors()
             _ = curl.multiPerform(multi, &running)
             let completed = completeFinishedTransfers()
             if !multiplexingHosts.isEmpty { startTransfersSharingConnections() }
