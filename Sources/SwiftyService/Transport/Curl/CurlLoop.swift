@@ -65,6 +65,10 @@ final class CurlLoop: @unchecked Sendable {
     let connections = HostConnectionGate<CurlTransfer>()
     /// The backend's limit of connections to one host, for requests whose realm sets none.
     let maxConnectionsPerHost: Int
+    /// Driver only: whether a hop of this loop could have used TLS (an `https` URL, or a proxy from the
+    /// environment, which may speak TLS whatever the URL says). Until then no thread the loop runs libcurl on
+    /// can have been left an OpenSSL error by it, and ``LibCurl/forgetTLSErrors()`` is not called.
+    private var mayLeaveTLSErrors = CurlLoop.proxiesFromEnvironment
     /// Driver only: transfers waiting for a connection; hosts that answered over HTTP/2 in this turn; the most
     /// connections to one host libcurl allows now (the backend's limit, or a larger one a realm set).
     var waitingForConnection = 0
@@ -139,7 +143,7 @@ final class CurlLoop: @unchecked Sendable {
         var running: Int32 = 0
         var outlasted = false
         while !transfer.isFinished {
-            curl.forgetTLSErrors()
+            if mayLeaveTLSErrors { curl.forgetTLSErrors() }
             _ = curl.multiPerform(multi, &running)
             // Redirects included: complete(_:code:) begins the next hop of a transfer that follows one.
             completeFinishedTransfers()
@@ -152,7 +156,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         outlasted = outlasted && !transfer.isFinished
         // The caller's thread is not ours: what libcurl left in OpenSSL's queue there goes with the turn.
-        curl.forgetTLSErrors()
+        if mayLeaveTLSErrors { curl.forgetTLSErrors() }
         lock.withLock {
             if outlasted {
                 inlineSkipsAfterMiss = min(max(inlineSkipsAfterMiss * 2, 4), 256)
@@ -293,7 +297,7 @@ final class CurlLoop: @unchecked Sendable {
                 for job in left { Self.runElsewhere(job) }
                 break
             }
-            curl.forgetTLSErrors()
+            if mayLeaveTLSErrors { curl.forgetTLSErrors() }
             _ = curl.multiPerform(multi, &running)
             let completed = completeFinishedTransfers()
             if !multiplexingHosts.isEmpty { startTransfersSharingConnections() }
@@ -399,6 +403,7 @@ final class CurlLoop: @unchecked Sendable {
         // Read once: it decides the hop's host, whether the handle's options can stay, and otherwise it is one.
         let url = transfer.hop.url
         guard !transfer.isFinished, holdsConnection(transfer, host: transfer.hop.host) else { return }
+        if !mayLeaveTLSErrors, Self.isHTTPS(url) { mayLeaveTLSErrors = true }
         do {
             try transfer.prepareHop()
         } catch {
@@ -470,6 +475,14 @@ final class CurlLoop: @unchecked Sendable {
         curl.set(handle, O.sslContextFunction, pointer: unsafeBitCast(callback, to: UnsafeRawPointer.self))
         curl.set(handle, O.sslContextData, pointer: UnsafeRawPointer(watch))
     }
+
+    /// Whether the environment names a proxy for libcurl to use (`http_proxy`, `https_proxy`, `all_proxy`).
+    static let proxiesFromEnvironment: Bool = {
+        let environment = ProcessInfo.processInfo.environment
+        return ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains {
+            environment[$0]?.isEmpty == false
+        }
+    }()
 
     /// Whether `url` starts with `https:`, in any letter case (URL's `scheme` costs a parse on Linux).
     private static func isHTTPS(_ url: String) -> Bool {
