@@ -18,8 +18,8 @@ struct ExchangeState<Outcome: Sendable, Body> {
         /// The work is under way; what stops it, once the work has said.
         case sending(work: BackendTask?)
         /// The head came and is the outcome; its effects are being run. A cancellation or timeout that came
-        /// meanwhile is kept here for the body.
-        case headReceived(stopBody: Outcome?)
+        /// meanwhile is kept for the body (`stopBody`).
+        case headReceived
         /// The head was told; the body flows to its reader until it ends.
         case streaming(Body)
         case finished
@@ -64,6 +64,9 @@ struct ExchangeState<Outcome: Sendable, Body> {
     /// The outcome, once decided. Kept apart from the phase: a phase that carried it would be copied with it
     /// at every event.
     private(set) var outcome: Outcome?
+    /// A cancellation or timeout that came while the head was being settled: it stops the body that follows.
+    /// Kept apart from the phase for the same reason.
+    private var stopBody: Outcome?
     private var deadline: Deadline?
     /// Most exchanges have one waiter: it is kept inline, so that they allocate no table.
     private var firstWaiter: (id: Int, waiter: Party)?
@@ -149,7 +152,7 @@ struct ExchangeState<Outcome: Sendable, Body> {
     /// The work answered with the head (and perhaps the whole body).
     mutating func head() -> HeadAction {
         guard case .sending = phase else { return .discard }
-        phase = .headReceived(stopBody: nil)
+        phase = .headReceived
         return .settle
     }
 
@@ -164,8 +167,10 @@ struct ExchangeState<Outcome: Sendable, Body> {
     /// The outcome is ready; `body`, when the exchange keeps a body that is still arriving. Later waiters
     /// get `kept` (the outcome, unless the owner keeps less of it).
     mutating func settled(_ outcome: Outcome, body: Body?, keeping kept: Outcome? = nil) -> SettledAction {
-        guard case let .headReceived(stop) = phase else { return .finish(Waiters(), callOff: nil) }
+        guard case .headReceived = phase else { return .finish(Waiters(), callOff: nil) }
         self.outcome = kept ?? outcome
+        let stop = stopBody
+        stopBody = nil
         let told = takeWaiters()
         guard let body else {
             phase = .finished
@@ -208,10 +213,8 @@ struct ExchangeState<Outcome: Sendable, Body> {
             phase = .finished
             self.outcome = outcome
             return .fail(takeWaiters(), stopWork: work, callOff: takeDeadline())
-        case .headReceived(nil):
-            phase = .headReceived(stopBody: outcome)
-            return .none
         case .headReceived:
+            if stopBody == nil { stopBody = outcome }
             return .none
         case let .streaming(body):
             phase = .finished
