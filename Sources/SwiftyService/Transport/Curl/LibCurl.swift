@@ -133,10 +133,7 @@ struct LibCurl: @unchecked Sendable {
         }
         _ = globalInit(Option.globalAll)
         curl.watchesTLSHandshakes = watchesTLSHandshakes(through: library, tls: curl.version.tls)
-        if let peek = dlsym(library, "ERR_peek_error"), let clear = dlsym(library, "ERR_clear_error") {
-            curl.peekTLSError = unsafeBitCast(peek, to: (@convention(c) () -> UInt).self)
-            curl.clearTLSErrors = unsafeBitCast(clear, to: (@convention(c) () -> Void).self)
-        }
+        (curl.peekTLSError, curl.clearTLSErrors) = (optional("ERR_peek_error"), optional("ERR_clear_error"))
         return .success(curl)
     }
 
