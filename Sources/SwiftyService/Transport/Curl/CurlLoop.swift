@@ -67,7 +67,7 @@ final class CurlLoop: @unchecked Sendable {
     let maxConnectionsPerHost: Int
     /// Driver only: whether a hop of this loop could have used TLS (an `https` URL, or a proxy from the
     /// environment, which may speak TLS whatever the URL says). Until then no thread the loop runs libcurl on
-    /// can have been left an OpenSSL error by it, and ``LibCurl/forgetTLSErrors()`` is not called.
+    /// can have been left an OpenSSL error by it, and ``forgetTLSErrors()`` does nothing.
     private var mayLeaveTLSErrors = CurlLoop.proxiesFromEnvironment
     /// Driver only: transfers waiting for a connection; hosts that answered over HTTP/2 in this turn; the most
     /// connections to one host libcurl allows now (the backend's limit, or a larger one a realm set).
@@ -143,7 +143,7 @@ final class CurlLoop: @unchecked Sendable {
         var running: Int32 = 0
         var outlasted = false
         while !transfer.isFinished {
-            if mayLeaveTLSErrors { curl.forgetTLSErrors() }
+            forgetTLSErrors()
             _ = curl.multiPerform(multi, &running)
             // Redirects included: complete(_:code:) begins the next hop of a transfer that follows one.
             completeFinishedTransfers()
@@ -156,7 +156,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         outlasted = outlasted && !transfer.isFinished
         // The caller's thread is not ours: what libcurl left in OpenSSL's queue there goes with the turn.
-        if mayLeaveTLSErrors { curl.forgetTLSErrors() }
+        forgetTLSErrors()
         lock.withLock {
             if outlasted {
                 inlineSkipsAfterMiss = min(max(inlineSkipsAfterMiss * 2, 4), 256)
@@ -297,7 +297,7 @@ final class CurlLoop: @unchecked Sendable {
                 for job in left { Self.runElsewhere(job) }
                 break
             }
-            if mayLeaveTLSErrors { curl.forgetTLSErrors() }
+            forgetTLSErrors()
             _ = curl.multiPerform(multi, &running)
             let completed = completeFinishedTransfers()
             if !multiplexingHosts.isEmpty { startTransfersSharingConnections() }
@@ -474,6 +474,12 @@ final class CurlLoop: @unchecked Sendable {
                 -> Int32 = ccurl_tls_watch_ssl_ctx
         curl.set(handle, O.sslContextFunction, pointer: unsafeBitCast(callback, to: UnsafeRawPointer.self))
         curl.set(handle, O.sslContextData, pointer: UnsafeRawPointer(watch))
+    }
+
+    /// Empties this thread's OpenSSL error queue (``LibCurl/forgetTLSErrors()``) once the loop could have
+    /// left anything there.
+    private func forgetTLSErrors() {
+        if mayLeaveTLSErrors { curl.forgetTLSErrors() }
     }
 
     /// Whether the environment names a proxy for libcurl to use (`http_proxy`, `https_proxy`, `all_proxy`).
