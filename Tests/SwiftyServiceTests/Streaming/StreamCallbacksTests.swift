@@ -92,7 +92,7 @@ struct StreamCallbacksTests: StubStreamSuite {
             .on(.path("/feed"), answer: .streamed(chunks(["abc", "defg"]), every: 0.01))
             .on(
                 .path("/endless"),
-                answer: .streamed(Array(repeating: Data("xy".utf8), count: 1000), every: 0.01))
+                answer: .streamed(Array(repeating: Data("xy".utf8), count: 1000), every: 0.05))
         let log = CallbackRecorder<String>()
         let realm = realm(stub).addMiddleware(LoggingMiddleware(to: { log.record($0) }))
         for try await _ in try await TestEndpoint(realm, "feed").stream() {}

@@ -156,7 +156,7 @@ struct StubStreamingTests: StubStreamSuite {
 
     @Test func cancellingTheTaskStopsTheStream() async throws {
         let stub = StubBackend().on(
-            .path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 1000)), every: 0.01))
+            .path("/drip"), answer: .streamed(chunks(Array(repeating: "x", count: 1000)), every: 0.05))
         let realm = realm(stub)
         let task = Task {
             var count = 0
