@@ -104,7 +104,13 @@ enum RequestBuilder {
         let collectsMetrics = settings.top { $0.collectsMetrics } ?? !observers.isEmpty
         let (middleware, leadingCache, coalesces) = middleware(settings, draft, progress)
         let events = observers.isEmpty ? nil : EventEmitter(observers: observers)
-        var backendRequest = BackendRequest(
+        // A request for a range of its own is not resumed: its answer is not the whole body.
+        let resumption = draft.download.flatMap { download in
+            download.resumes && request.value(forHTTPHeaderField: "Range") == nil
+                ? DownloadResumption.claim(download.url) : nil
+        }
+        // Made whole in one go and never changed, so that handing it on is a move, not a copy of its fields.
+        let backendRequest = BackendRequest(
             urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
             sampleData: draft.sampleData, redaction: settings.redaction, bodySource: body.file,
             downloadFile: draft.download?.stagingFile(),
@@ -112,14 +118,9 @@ enum RequestBuilder {
             cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,
             progress: progress,
             collectsMetrics: collectsMetrics,
-            reports: events)
-        backendRequest.bodyStream = body.stream
-        backendRequest.maxConnectionsPerHost = settings.top { $0.maxConnectionsPerHost }
-        backendRequest.httpVersion = settings.top { $0.httpVersion } ?? .automatic
-        // A request for a range of its own is not resumed: its answer is not the whole body.
-        if let download = draft.download, download.resumes, request.value(forHTTPHeaderField: "Range") == nil {
-            backendRequest.resumption = DownloadResumption.claim(download.url)
-        }
+            reports: events, bodyStream: body.stream,
+            maxConnectionsPerHost: settings.top { $0.maxConnectionsPerHost },
+            httpVersion: settings.top { $0.httpVersion } ?? .automatic, resumption: resumption)
         return PreparedRequest(
             backendRequest: backendRequest,
             backend: settings.top { $0.backend } ?? DefaultBackend.shared,

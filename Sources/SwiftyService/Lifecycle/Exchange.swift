@@ -101,7 +101,7 @@ final class Exchange: DeadlineTarget {
         let outcome = settling.settle(answer)
         let body = keepsBody ? outcome.streamedBody : nil
         // A kept body's owner goes to the waiters alone: held here, it would keep a stream let go of running.
-        let kept = body == nil ? outcome : outcome.map { $0.whole(Data()) }
+        let kept = body == nil ? nil : outcome.map { $0.whole(Data()) }
         switch state.withLock({ $0.settled(outcome, body: body, keeping: kept) }) {
         case let .finish(waiters, deadline):
             deadline?.cancel()

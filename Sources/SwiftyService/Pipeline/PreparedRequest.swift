@@ -53,6 +53,10 @@ final class PreparedRequest: Sendable {
         download: DownloadDestination?,
         decoder: JSONDecoder?, coalesces: Bool
     ) {
+        // Read before the request is stored, so that storing it is its last use: a move, not a copy of its
+        // fields (and a destroy of the argument).
+        downloadStaging = backendRequest.downloadFile
+        maxResponseSize = backendRequest.maxResponseSize
         self.backendRequest = backendRequest
         self.backend = backend
         self.callbackQueue = callbackQueue
@@ -66,8 +70,6 @@ final class PreparedRequest: Sendable {
         self.resourceTimeout = resourceTimeout
         self.limits = limits
         self.download = download
-        downloadStaging = backendRequest.downloadFile
-        maxResponseSize = backendRequest.maxResponseSize
         self.decoder = decoder
         self.coalesces = coalesces
     }

@@ -170,7 +170,9 @@ public struct BackendRequest: Sendable {
         redaction: Redaction, bodySource: BodyFile? = nil, downloadFile: URL? = nil,
         maxResponseSize: Int? = nil,
         cookieJar: CookieJar? = nil, tlsPolicy: TLSPolicy? = nil, progress: ProgressThrottle? = nil,
-        collectsMetrics: Bool = false, reports: (any TransferReporting)? = nil
+        collectsMetrics: Bool = false, reports: (any TransferReporting)? = nil, bodyStream: BodyStream? = nil,
+        maxConnectionsPerHost: Int? = nil, httpVersion: HTTPVersionPreference = .automatic,
+        resumption: DownloadResumption? = nil
     ) {
         self.urlRequest = urlRequest
         self.builtFrom = builtFrom
@@ -185,6 +187,10 @@ public struct BackendRequest: Sendable {
         self.progress = progress
         self.collectsMetrics = collectsMetrics
         self.reports = reports
+        self.bodyStream = bodyStream
+        self.maxConnectionsPerHost = maxConnectionsPerHost
+        self.httpVersion = httpVersion
+        self.resumption = resumption
     }
 
     /// Reports how far the transfer has come; SwiftyService throttles what reaches the caller.

@@ -88,13 +88,14 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         request: BackendRequest, policy: RedirectPolicy, loop: CurlLoop,
         completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) {
+        startedAt = request.collectsMetrics ? Date() : nil
+        current = request.urlRequest
+        hop = HopRequest(request.urlRequest)
+        // Stored last, so that storing it is its last use: a move, not a copy of its fields.
         self.request = request
         self.policy = policy
         self.loop = loop
         self.completion = completion
-        startedAt = request.collectsMetrics ? Date() : nil
-        current = request.urlRequest
-        hop = HopRequest(request.urlRequest)
     }
 
     /// What the loop reads of a hop's request: its URL's text, method, header fields, body, timeout and host.
