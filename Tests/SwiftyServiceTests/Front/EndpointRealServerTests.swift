@@ -563,7 +563,7 @@ struct EndpointRealServerTests {
 
             let success = CallbackRecorder<(Bool, Result<Response, ServiceError>)>()
             TestEndpoint(realm, "anything/queued").request { success.record((marker.isCurrent, $0)) }
-            let (successOnQueue, successResult) = try await success.first(within: 10)
+            let (successOnQueue, successResult) = try await success.first(within: 30)
             #expect(successOnQueue)
             #expect(successResult.serviceError == nil)
 
@@ -571,7 +571,7 @@ struct EndpointRealServerTests {
             TestEndpoint(realm, "anything/queued", headers: ["X-Bad": "a\nb"]).request {
                 early.record((marker.isCurrent, $0))
             }
-            let (earlyOnQueue, earlyResult) = try await early.first(within: 5)
+            let (earlyOnQueue, earlyResult) = try await early.first(within: 30)
             #expect(earlyOnQueue)
             #expect(earlyResult.serviceError?.kind == .invalidRequest)
 
@@ -579,9 +579,9 @@ struct EndpointRealServerTests {
             let handle = TestEndpoint(realm, "slow/60").request { cancelled.record((marker.isCurrent, $0)) }
             try await Task.sleep(for: .milliseconds(100))
             handle.cancel()
-            // Within 20 s, far before /slow/60 could answer: the wait polls on the shared pool, which runs
+            // Within 40 s, far before /slow/60 could answer: the wait polls on the shared pool, which runs
             // late under ThreadSanitizer; the bound allows for a loaded machine.
-            let (cancelOnQueue, cancelResult) = try await cancelled.first(within: 20)
+            let (cancelOnQueue, cancelResult) = try await cancelled.first(within: 40)
             #expect(cancelOnQueue)
             #expect(cancelResult.serviceError?.kind == .cancelled)
 

@@ -147,7 +147,7 @@ func tagging(_ name: String, _ trail: Trail) -> Around {
         let handle = TestEndpoint(realm, "x").request { recorder.record($0) }
         try await Task.sleep(nanoseconds: 20_000_000)
         handle.cancel()
-        guard case .failure(.cancelled) = try await recorder.first(within: 10) else {
+        guard case .failure(.cancelled) = try await recorder.first(within: 30) else {
             Issue.record("expected .cancelled"); return
         }
         #expect(try await recorder.count(after: 0.1) == 1)

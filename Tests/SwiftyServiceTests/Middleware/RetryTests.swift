@@ -226,10 +226,12 @@ final class RecordingClock: @unchecked Sendable {
 
     @Test func cancellingDuringTheBackoffStopsAtOnce() async throws {
         stub.on(.any, answer: .status(503))
-        // A backoff of exactly 5 s (real sleep, the top of the jitter range): with the default's full jitter
-        // the first wait may be a few milliseconds, and the retry then went out before the cancel.
+        // A backoff of exactly 60 s (real sleep, the top of the jitter range): with the default's full jitter
+        // the first wait may be a few milliseconds, and the retry then went out before the cancel; 60 s
+        // outlasts a loaded machine's stalls (a CI run resumed a test's caller 26 s late).
         var policy = RetryPolicy()
-        policy.baseDelay = 5
+        policy.baseDelay = 60
+        policy.maxDelay = 60
         policy.clock = RetryClock(
             sleep: RetryClock.system.sleep, now: RetryClock.system.now, random: { $0.upperBound })
         realm.addMiddleware(.retry(policy))
@@ -240,7 +242,7 @@ final class RecordingClock: @unchecked Sendable {
             try await Task.sleep(nanoseconds: 5_000_000)
         }
         handle.cancel()
-        guard case .failure(.cancelled) = try await recorder.first(within: 2) else {
+        guard case .failure(.cancelled) = try await recorder.first(within: 30) else {
             Issue.record("expected .cancelled"); return
         }
         try await Task.sleep(nanoseconds: 1_200_000_000)

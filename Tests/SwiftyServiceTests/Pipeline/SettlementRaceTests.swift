@@ -74,7 +74,7 @@ struct SettlementRaceTests {
         .request { outcome.record($0) }
         try await setup.backend.waitForAnswer()
         handle.cancel()
-        let result = try await outcome.first(within: 10)
+        let result = try await outcome.first(within: 30)
         #expect(result.serviceError?.kind == .cancelled, "\(kind)")
         try await Task.sleep(nanoseconds: 200_000_000)
         #expect(setup.leftovers.isEmpty, "\(kind): \(setup.leftovers)")

@@ -105,7 +105,7 @@ struct WebSocketConformanceTests {
                 uniqueRealm("ws-conformance").setBaseURL(base).use(recorder).setTimeout(10))
             // Written once the socket has ended.
             #expect(
-                try await waitUntil(for: 5) {
+                try await waitUntil(for: 30) {
                     (try? Cassette.load(from: file).interactions.first?.webSocket) != nil
                 })
             return uniqueRealm("ws-conformance").setBaseURL(base).use(try ReplayBackend(cassette: file))

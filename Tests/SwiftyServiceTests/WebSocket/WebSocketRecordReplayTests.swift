@@ -47,7 +47,7 @@ import FoundationNetworking
         #expect(try await live.receive() == .binary(Data([0, 1, 2, 255])))
         await live.close(code: .normalClosure, reason: "done")
         // Written once the socket has ended.
-        #expect(try await waitUntil(for: 5) { (try? steps(file))?.count == 4 })
+        #expect(try await waitUntil(for: 30) { (try? steps(file))?.count == 4 })
         #expect(try steps(file) == ["sent héllo", "received héllo", "sent 4 bytes", "received 4 bytes"])
         #expect(try Cassette.load(from: file).interactions.first?.response?.status == 101)
 
@@ -77,7 +77,7 @@ import FoundationNetworking
         let live = try await TestEndpoint(recording, "close", parameters: ["code": 4000, "reason": "bye"]).webSocket()
         #expect(try await live.receive() == nil)
         #expect(live.closeCode == WebSocketCloseCode(rawValue: 4000))
-        #expect(try await waitUntil(for: 5) { (try? steps(file)) == ["close 4000 bye"] })
+        #expect(try await waitUntil(for: 30) { (try? steps(file)) == ["close 4000 bye"] })
 
         let replaying = uniqueRealm("ws-replay").setBaseURL(base).use(try ReplayBackend(cassette: file))
         let replayed = try await TestEndpoint(replaying, "close", parameters: ["code": 4000, "reason": "bye"])
@@ -113,7 +113,7 @@ import FoundationNetworking
         try await live.send(.text("{\"auth\": \"s3cret-token\"}"))
         #expect(try await live.receive() == .text("{\"auth\": \"s3cret-token\"}"))
         await live.close()
-        #expect(try await waitUntil(for: 5) { (try? steps(file))?.count == 2 })
+        #expect(try await waitUntil(for: 30) { (try? steps(file))?.count == 2 })
         let text = try String(contentsOf: file, encoding: .utf8)
         #expect(!text.contains("s3cret-token"), "\(text)")
     }

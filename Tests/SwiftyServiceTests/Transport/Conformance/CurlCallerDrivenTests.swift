@@ -23,7 +23,7 @@ struct CurlCallerDrivenTests {
             let echo = try await TestEndpoint(realm, "anything/\(index)").request().echo()
             #expect(echo.url.hasSuffix("/anything/\(index)"))
         }
-        #expect(try await waitUntil(for: 5) { backend.transfersInFlight == 0 })
+        #expect(try await waitUntil(for: 30) { backend.transfersInFlight == 0 })
     }
 
     @Test func aRedirectChainIsFollowedToItsEnd() async throws {
@@ -50,26 +50,28 @@ struct CurlCallerDrivenTests {
                 try await group.waitForAll()
             }
         }
-        #expect(try await waitUntil(for: 5) { backend.transfersInFlight == 0 })
+        #expect(try await waitUntil(for: 30) { backend.transfersInFlight == 0 })
     }
 
     @Test func cancellingARequestTheBackendsThreadTookOverEndsItPromptly() async throws {
         let backend = try CurlBackend()
         let realm = try HTTPBin.realm(backend: backend)
-        // /slow/60 (Tests/Servers/httpbin_app.py): only the cancellation can end the request within 60 s.
-        let request = Task { try await TestEndpoint(realm, "slow/60").request() }
-        #expect(try await waitUntil(for: 5) { backend.transfersInFlight == 1 })
-        try await Task.sleep(for: .milliseconds(50))
-        let start = ContinuousClock.now
-        request.cancel()
-        await #expect {
-            _ = try await request.value
-        } throws: { error in
-            if case ServiceError.cancelled = error { true } else { false }
+        try await measuringPromptness {
+            // /slow/60 (Tests/Servers/httpbin_app.py): only the cancellation can end the request within 60 s.
+            let request = Task { try await TestEndpoint(realm, "slow/60").request() }
+            #expect(try await waitUntil(for: 30) { backend.transfersInFlight == 1 })
+            try await Task.sleep(for: .milliseconds(50))
+            let start = ContinuousClock.now
+            request.cancel()
+            await #expect {
+                _ = try await request.value
+            } throws: { error in
+                if case ServiceError.cancelled = error { true } else { false }
+            }
+            // Far sooner than the server's answer at 60 s; the bound allows for a loaded machine.
+            #expect(seconds(since: start) < 45)
         }
-        // Far sooner than the server's answer at 60 s; the bound allows for a loaded machine.
-        #expect(seconds(since: start) < 45)
-        #expect(try await waitUntil(for: 5) { backend.transfersInFlight == 0 })
+        #expect(try await waitUntil(for: 30) { backend.transfersInFlight == 0 })
         // The backend goes on: the next request is answered.
         #expect(try await TestEndpoint(realm, "get").request().statusCode == 200)
     }

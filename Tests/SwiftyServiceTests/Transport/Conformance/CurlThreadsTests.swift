@@ -52,7 +52,7 @@ struct CurlThreadsTests {
             // Awaited requests take the same thread's connections (or the caller's own turn at them).
             #expect(try await TestEndpoint(realm, "\(path)/threads-awaited").request().statusCode == 200)
         }
-        try await waitUntil(for: 5) { backend?.transfersInFlight == 0 }
+        try await waitUntil(for: 30) { backend?.transfersInFlight == 0 }
         #expect(backend?.transfersInFlight == 0)
 
         // Realms outlive their tests (they are named): they let go of the backend.
