@@ -9,7 +9,7 @@ import FoundationNetworking
 /// What a request may never become, whatever its path, parameters or middleware hold: a request out of its
 /// base path, a stack overflow, a megabyte URL, a header that smuggles a line. Each is refused before
 /// anything is sent, on every backend, with an error that names the cause and never a header's value.
-@Suite("Request safety", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Request safety", .timeLimit(.minutes(5)), .tags(.realServer))
 struct RequestSafetyTests {
     /// A realm on httpbin's `/anything/api/v1` behind a spy that records what reaches the backend.
     func realm(_ kind: ConformingBackend) throws -> (ServiceRealm, SpyBackend) {

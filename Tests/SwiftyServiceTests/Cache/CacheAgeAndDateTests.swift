@@ -4,7 +4,7 @@ import Testing
 
 /// Age and dates as the cache reads and generates them, against the cache server; the cache's clock is
 /// moved by hand from the real time, the server's dates are real.
-@Suite(.tags(.realServer), .timeLimit(.minutes(2)))
+@Suite(.tags(.realServer), .timeLimit(.minutes(5)))
 struct CacheAgeAndDateTests {
     @Test(arguments: CacheServer.backends)
     func aServedResponseCarriesItsStoredAgePlusItsTimeInTheCache(_ kind: ConformingBackend) async throws {

@@ -3,7 +3,7 @@ import SwiftyService
 import Testing
 
 /// The app's own conditional and range requests through the cache, against the cache server.
-@Suite(.tags(.realServer), .timeLimit(.minutes(2)))
+@Suite(.tags(.realServer), .timeLimit(.minutes(5)))
 struct CacheConditionalRequestTests {
     @Test(arguments: CacheServer.backends)
     func theOriginsAnswerToAnAppsOwnConditionalIsHandedBackAndNeverStored(_ kind: ConformingBackend)

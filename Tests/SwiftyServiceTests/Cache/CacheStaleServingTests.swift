@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// RFC 5861 against the cache server: stale-while-revalidate serves at once and revalidates once behind
 /// it; stale-if-error serves a stale response when the server fails.
-@Suite(.tags(.realServer), .timeLimit(.minutes(2)))
+@Suite(.tags(.realServer), .timeLimit(.minutes(5)))
 struct CacheStaleServingTests {
     @Test(arguments: CacheServer.backends)
     func staleWhileRevalidateServesAtOnceAndRevalidatesOnceForManyCallers(_ kind: ConformingBackend)

@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// Rules of RFC 9111, RFC 9110 and RFC 8246 that the http-tests/cache-tests suite asks of an optimal cache,
 /// one by one against the cache server on each backend.
-@Suite(.tags(.realServer), .timeLimit(.minutes(2)))
+@Suite(.tags(.realServer), .timeLimit(.minutes(5)))
 struct CacheStandardsTests {
     @Test(arguments: CacheServer.backends)
     func anExpiresInAnyCaseKeepsAResponseFresh(_ kind: ConformingBackend) async throws {

@@ -3,7 +3,7 @@ import SwiftyService
 import Testing
 
 /// Which fields a stored response keeps, and what its directives allow, against the cache server.
-@Suite(.tags(.realServer), .timeLimit(.minutes(2)))
+@Suite(.tags(.realServer), .timeLimit(.minutes(5)))
 struct CacheStoredFieldsTests {
     @Test(arguments: CacheServer.backends)
     func connectionListedAndHopByHopFieldsAreNotReplayed(_ kind: ConformingBackend) async throws {

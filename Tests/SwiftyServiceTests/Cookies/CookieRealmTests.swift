@@ -11,7 +11,7 @@ import FoundationNetworking
 /// given it, an explicit `Cookie` header is never dropped, and every backend behaves alike — redirects
 /// included. Against httpbin's `/cookies` (echoes the request's cookies) and `/cookies/set` (sets them, then
 /// redirects to `/cookies`).
-@Suite("Cookies", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Cookies", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CookieTests {
     struct Cookies: Decodable {
         let cookies: [String: String]

@@ -12,7 +12,7 @@ import FoundationNetworking
 /// over apart; URLSession on Linux offers them only joined with ", ", split again by a guess that commas inside
 /// cookies defeat (the Cookies article says so). Against misbehaving_server.py's `/cookies`, which sets the lines it is
 /// given and answers with the `Cookie` header it received.
-@Suite("Set-Cookie lines", .timeLimit(.minutes(2)), .tags(.realServer))
+@Suite("Set-Cookie lines", .timeLimit(.minutes(5)), .tags(.realServer))
 struct SetCookieLinesTests {
     /// Lines a careful user met: commas in quoted and unquoted values, in a date, lines without `name=`.
     static let awkward = [

@@ -40,7 +40,7 @@ enum EchoUserService: SwiftyServiceProtocol {
 
 /// The core toolkit (contract sections 1, 2 and 4) against a real httpbin: what the server receives is
 /// what an endpoint and its realm describe, and every failure arrives as the right `ServiceError`.
-@Suite("Endpoints against a real server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Endpoints against a real server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct EndpointRealServerTests {
 
     // MARK: Parameters and bodies

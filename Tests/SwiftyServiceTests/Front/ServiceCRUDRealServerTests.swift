@@ -88,7 +88,7 @@ struct CRUDCall: Sendable, CustomTestStringConvertible {
 }
 
 /// CRUD services (contract section 3) against httpbin's `/anything/users`.
-@Suite("CRUD services against a real server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("CRUD services against a real server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct ServiceCRUDRealServerTests {
 
     // MARK: Verbs
@@ -444,7 +444,7 @@ struct ServiceCRUDRealServerTests {
 
 /// The one test that changes ``ServiceRealm/default``: it adds a header no other test looks at and restores
 /// the realm's configuration afterwards.
-@Suite("CRUD services in the default realm", .serialized, .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("CRUD services in the default realm", .serialized, .timeLimit(.minutes(5)), .tags(.realServer))
 struct DefaultRealmServiceRealServerTests {
     @Test("An unregistered service uses ServiceRealm.default")
     func unregisteredServiceUsesTheDefaultRealm() async throws {

@@ -55,7 +55,7 @@ enum HTTPBinAPI: SwiftyServiceProtocol {
     }
 }
 
-@Suite("Typed endpoints against a real server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Typed endpoints against a real server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct TypedEndpointRealServerTests {
     let ann = TypedUser(id: 1, name: "Ann", joined: Date(timeIntervalSince1970: 1_796_083_200))
 

@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// `LoggingMiddleware` against httpbin: what the lines say, that secrets never reach them, and that the
 /// cURL command replays the request.
-@Suite("Logging against a real server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Logging against a real server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct LoggingRealServerTests {
 
     /// A realm on httpbin with every kind of secret (Authorization, Cookie, a declared secret header, a

@@ -24,7 +24,7 @@ struct EchoProblem: Decodable, Sendable, Equatable {
 
 /// The middleware chain against a real httpbin: its order, hooks, errors thrown inside it, in-flight
 /// coalescing and decoded error bodies.
-@Suite("Middleware against a real server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Middleware against a real server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct MiddlewareRealServerTests {
 
     // MARK: Order of the chain

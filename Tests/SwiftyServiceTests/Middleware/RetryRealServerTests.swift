@@ -9,7 +9,7 @@ import FoundationNetworking
 
 /// `RetryMiddleware` against httpbin: which failures are retried, how often, after which waits, and the
 /// attempt counts that responses and errors report.
-@Suite("Retries against a real server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Retries against a real server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct RetryRealServerTests {
 
     @Test("A GET answered 503 is sent 3 times and fails with status 503 after 3 attempts")

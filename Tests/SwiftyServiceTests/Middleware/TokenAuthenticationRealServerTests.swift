@@ -14,7 +14,7 @@ struct BearerEcho: Decodable {
 
 /// `TokenAuthentication` against httpbin's `/bearer` and `/status/401`: proactive and reactive refreshes,
 /// their sharing and their limit.
-@Suite("Token authentication against a real server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Token authentication against a real server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct TokenAuthenticationRealServerTests {
 
     @Test("TokenAuthentication puts the refreshed token on the request: /bearer answers 200 with it")

@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// Where the time went, per backend, against real servers: what each backend can see it reports, the rest
 /// is `nil` (not guessed).
-@Suite("Transfer metrics", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Transfer metrics", .timeLimit(.minutes(5)), .tags(.realServer))
 struct MetricsRealServerTests {
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
         try HTTPBin.realm(backend: try kind.make()).collectMetrics()

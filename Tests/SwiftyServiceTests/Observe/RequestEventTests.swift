@@ -7,7 +7,7 @@ import FoundationNetworking
 #endif
 
 /// What a realm's observers are told: every event of every request, once, in order.
-@Suite(.timeLimit(.minutes(2)))
+@Suite(.timeLimit(.minutes(5)))
 struct RequestEventTests {
     @Test func aPlainRequestIsBuiltSentAnsweredAndCompleted() async throws {
         let log = EventLog()

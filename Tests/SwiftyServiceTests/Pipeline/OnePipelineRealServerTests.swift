@@ -10,7 +10,7 @@ import FoundationNetworking
 /// hands a stream out twice, and retries happen before its first body byte. Against the cache server
 /// (Tests/Servers/cache_server.py: /script/<id> with `chunks`, `pace`, `cut` and `first`; /count/<id>), on
 /// every backend (the legacy one does not stream: its body reaches the chain whole, as one chunk).
-@Suite("One pipeline: streams with the cache, coalescing and retries", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("One pipeline: streams with the cache, coalescing and retries", .timeLimit(.minutes(5)), .tags(.realServer))
 struct OnePipelineRealServerTests {
     static let events = (1...40).map { "event \($0)" }
     static let eventBody = events.map { "data: \($0)\n\n" }.joined()
@@ -208,7 +208,7 @@ final class HoldingBackend: NetworkBackend, @unchecked Sendable {
 
 /// Coalescing joins only calls that would send the same bytes under the same rules: a call that differs in
 /// its TLS policy, cookie jar, backend or anything it sends gets a trip and an answer of its own.
-@Suite("Coalescing only what is the same", .timeLimit(.minutes(2)), .tags(.realServer))
+@Suite("Coalescing only what is the same", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CoalescingRulesTests {
     /// Starts `a`, waits until it reached the backend, starts `b`, and expects `b` to reach a backend of its
     /// own (`backends` together see 2 requests) before anything is answered.

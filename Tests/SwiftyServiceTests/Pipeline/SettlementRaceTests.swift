@@ -40,7 +40,7 @@ final class AnswerOnCancelBackend: NetworkBackend, @unchecked Sendable {
 
 /// The effects of an outcome — a download moved into place, the final progress report — happen only for the
 /// outcome the caller is told, and never after it was told the request was cancelled.
-@Suite("Settlement races", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Settlement races", .timeLimit(.minutes(5)), .tags(.realServer))
 struct SettlementRaceTests {
     struct Setup {
         let realm: ServiceRealm

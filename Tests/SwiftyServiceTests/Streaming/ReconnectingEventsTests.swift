@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 
 /// Server-sent events across reconnections: Last-Event-ID, the server's retry, 204, and when to give up.
-@Suite("Reconnecting server-sent events", .timeLimit(.minutes(2)))
+@Suite("Reconnecting server-sent events", .timeLimit(.minutes(5)))
 struct ReconnectingEventsTests {
     @Test(.tags(.realServer))
     func aDroppedStreamResumesAfterTheLastEventThroughTheMiddleware() async throws {

@@ -7,7 +7,7 @@ import FoundationNetworking
 #endif
 
 /// Streams as the callback style, the CRUD resource, the log and the realm's observers see them.
-@Suite("Streams with callbacks, on a Service, in the log and in events", .timeLimit(.minutes(2)))
+@Suite("Streams with callbacks, on a Service, in the log and in events", .timeLimit(.minutes(5)))
 struct StreamCallbacksTests: StubStreamSuite {
     @Test func theCallbackFormHandsOverChunksInOrderThenCompletesOnceOnTheRealmsQueue() async throws {
         let queue = DispatchQueue(label: "callbacks")

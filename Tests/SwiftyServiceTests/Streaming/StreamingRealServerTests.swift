@@ -24,7 +24,7 @@ enum StreamServer {
 /// example's backend does not, and serves the same items from the whole body (see StreamingBackend).
 // One test at a time: the URLSession cases share one FoundationNetworking thread, and under AddressSanitizer a
 // hundred thousand JSON lines on it held up another test's ticks past its 1.5 s silence limit.
-@Suite("Streaming from real servers", .serialized, .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Streaming from real servers", .serialized, .timeLimit(.minutes(5)), .tags(.realServer))
 struct StreamingRealServerTests {
     func realm(_ kind: ConformingBackend, private: Bool = false) throws -> ServiceRealm {
         uniqueRealm("stream").setBaseURL(try StreamServer.url(private: `private`)).use(try kind.make())

@@ -4,7 +4,7 @@ import Testing
 
 /// On the stub: a stream's items before a failing one all come out, in order, then the error — with all of
 /// them in one chunk and byte by byte.
-@Suite("Stream items before a failure, on the stub", .timeLimit(.minutes(1)))
+@Suite("Stream items before a failure, on the stub", .timeLimit(.minutes(5)))
 struct StubStreamingItemsBeforeAFailureTests: StubStreamSuite {
     struct Value: Decodable, Sendable { let n: Int }
 

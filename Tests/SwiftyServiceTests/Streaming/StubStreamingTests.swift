@@ -8,7 +8,7 @@ import FoundationNetworking
 #endif
 
 /// Streaming on the stub: the head before the body, chunks as scripted, the limits and the ways a stream ends.
-@Suite("Streaming on the stub", .timeLimit(.minutes(2)))
+@Suite("Streaming on the stub", .timeLimit(.minutes(5)))
 struct StubStreamingTests: StubStreamSuite {
     @Test func theHeadComesFirstThenTheChunksInOrder() async throws {
         let stub = StubBackend().on(

@@ -9,7 +9,7 @@ import FoundationNetworking
 #endif
 
 /// Streams recorded with their chunks and timing, redacted as other answers are, and replayed chunk by chunk.
-@Suite("Recording and replaying streams", .timeLimit(.minutes(2)))
+@Suite("Recording and replaying streams", .timeLimit(.minutes(5)))
 struct StreamRecordReplayTests {
     func cassette() -> URL {
         temporaryDirectory("stream-cassette").appendingPathExtension("json")

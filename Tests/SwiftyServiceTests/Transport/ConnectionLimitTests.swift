@@ -24,7 +24,7 @@ enum HTTP2Server {
 /// past it wait where the caller can see it, and start when a connection comes free; over HTTP/2 they share
 /// one and none waits. Against the streaming server's endless /ticks (Tests/Servers/sse_server.py) and the
 /// HTTP/2 server's (http2_server.py).
-@Suite("Connections per host", .timeLimit(.minutes(2)), .tags(.realServer))
+@Suite("Connections per host", .timeLimit(.minutes(5)), .tags(.realServer))
 struct ConnectionLimitTests {
     static let backends: [ConformingBackend] = [.curl, .urlSession]
 

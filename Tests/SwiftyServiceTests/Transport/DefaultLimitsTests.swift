@@ -10,7 +10,7 @@ import FoundationNetworking
 /// A realm that sets no limits still has two: buffered bodies stop at 64 MiB, as decoded, and a buffered
 /// request ends 5 timeouts after it began. Streams and downloads to a file get neither. Against
 /// misbehaving_server.py's `/zeros`, `/gzip-zeros` and `/trickle`, on every backend.
-@Suite("Default limits", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Default limits", .timeLimit(.minutes(5)), .tags(.realServer))
 struct DefaultLimitsTests {
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
         uniqueRealm("limits").setBaseURL(try MisbehavingServer.url()).use(try kind.make()).setTimeout(10)
@@ -136,7 +136,7 @@ struct DefaultLimitsTests {
 /// delegate and went on after the cancel (a 2 GB bomb: 4.2 GB resident; see the Responses and errors article).
 ///
 /// Alone in its own process (scripts/test runs it by itself), so that the peak it measures is its request's.
-@Suite("A gzip bomb", .serialized, .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("A gzip bomb", .serialized, .timeLimit(.minutes(5)), .tags(.realServer))
 struct GzipBombTests {
     @Test func aGzipBombStopsAtTheDefaultCapWithBoundedMemory() async throws {
         let kind = ConformingBackend.curl

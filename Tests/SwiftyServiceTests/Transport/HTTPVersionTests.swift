@@ -11,7 +11,7 @@ import FoundationNetworking
 /// http2_server.py: HTTP/2 and HTTP/1.1 over TLS by ALPN, and in cleartext HTTP/1.1 or h2c with prior
 /// knowledge). Each answer says in which version the server heard it (`X-HTTP-Version`) and on which
 /// connection (`X-Client-Port`).
-@Suite("HTTP versions", .timeLimit(.minutes(1)), .tags(.realServer))
+@Suite("HTTP versions", .timeLimit(.minutes(5)), .tags(.realServer))
 struct HTTPVersionTests {
     static func url(_ variable: String) throws -> URL {
         guard let value = ProcessInfo.processInfo.environment[variable], let url = URL(string: value) else {

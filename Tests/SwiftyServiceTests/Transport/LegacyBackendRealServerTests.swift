@@ -70,7 +70,7 @@ enum LegacyOutcome: Sendable {
 }
 
 /// The example adapters of Examples/LegacyBackend against a real httpbin.
-@Suite("Legacy and async client backends against a real server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Legacy and async client backends against a real server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct LegacyBackendRealServerTests {
 
     @Test("LegacyBackend sends a GET with the realm's headers and the endpoint's query")
@@ -261,7 +261,7 @@ enum BackendKind: String, CaseIterable, Sendable {
     }
 }
 
-@Suite("Cancellation reaches the backend's transfer", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Cancellation reaches the backend's transfer", .timeLimit(.minutes(5)), .tags(.realServer))
 struct BackendCancellationRealServerTests {
     @Test(
         "Cancelling a handle stops the backend's transfer: it ends with URLError.cancelled, not the late answer",

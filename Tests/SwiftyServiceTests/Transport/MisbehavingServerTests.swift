@@ -36,7 +36,7 @@ enum MisbehavingServer {
 
 /// Every backend meets a misbehaving server the same way: the right error, the callback exactly once, no
 /// hang past the timeouts, bounded memory.
-@Suite("A misbehaving server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("A misbehaving server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct MisbehavingServerTests {
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
         uniqueRealm().setBaseURL(try MisbehavingServer.url()).use(try kind.make()).setTimeout(10)

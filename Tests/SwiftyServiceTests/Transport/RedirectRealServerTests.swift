@@ -9,7 +9,7 @@ import FoundationNetworking
 /// `URLSessionBackend`'s redirect policy against a real httpbin: which redirects are followed, and what
 /// a followed redirect still carries. The second origin is the same server under `localhost:PORT`: another
 /// host, so another origin.
-@Suite("Redirects against a real server", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Redirects against a real server", .timeLimit(.minutes(5)), .tags(.realServer))
 struct RedirectRealServerTests {
 
     /// A realm on httpbin with a session of its own (so that its redirect policy applies), carrying every

@@ -10,7 +10,7 @@ import FoundationNetworking
 /// Downloads to a resumable destination against Tests/Servers/range_server.py, which cuts its answers where a
 /// test says: what an interrupted download received stays, the next attempt or call asks for the rest with
 /// `Range` + `If-Range`, and the file that results is the server's, byte for byte — never two versions spliced.
-@Suite("Resumable downloads", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Resumable downloads", .timeLimit(.minutes(5)), .tags(.realServer))
 struct ResumableDownloadTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case curl, urlSession

@@ -7,7 +7,7 @@ import Testing
 /// reads 64 KiB per millisecond at most: the client's memory grows by the bounded buffer, not by the body.
 ///
 /// Alone in its own process (scripts/test runs it by itself), so that the peak it measures is its upload's.
-@Suite("A streamed upload's memory", .serialized, .timeLimit(.minutes(2)), .tags(.realServer))
+@Suite("A streamed upload's memory", .serialized, .timeLimit(.minutes(5)), .tags(.realServer))
 struct StreamedUploadMemoryTests {
     @Test func aSlowlyReadStreamedUploadKeepsMemoryBounded() async throws {
         let size = 128 << 20

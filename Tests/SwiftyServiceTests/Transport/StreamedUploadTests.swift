@@ -10,7 +10,7 @@ import FoundationNetworking
 /// misbehaving_server.py: `/upload` reads a body (sized or chunked) and answers its length and SHA-256,
 /// `/refuse-upload` answers 413 without reading and counts what comes anyway, `/uploads` tells what each id's
 /// requests delivered.
-@Suite("Uploads from a stream", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Uploads from a stream", .timeLimit(.minutes(5)), .tags(.realServer))
 struct StreamedUploadTests {
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
         uniqueRealm("upload").setBaseURL(try MisbehavingServer.url()).use(try kind.make())

@@ -3,7 +3,7 @@ import SwiftyService
 import Testing
 
 /// App tests without a server: a StubBackend answers the handshake with a scripted socket.
-@Suite(.timeLimit(.minutes(1))) struct StubWebSocketTests {
+@Suite(.timeLimit(.minutes(5))) struct StubWebSocketTests {
     private func realm(_ stub: StubBackend) -> ServiceRealm {
         uniqueRealm("stub-ws").setBaseURL(URL(string: "https://chat.example")!).use(stub)
     }

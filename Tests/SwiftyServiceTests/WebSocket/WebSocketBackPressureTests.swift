@@ -5,7 +5,7 @@ import Testing
 
 /// A reader that stops reading stops the socket being read: the server floods (ws_server.py `/flood`), the
 /// messages waiting in memory stay within the options' buffer, and reading on gets the rest in order.
-@Suite(.timeLimit(.minutes(1))) struct WebSocketBackPressureTests {
+@Suite(.timeLimit(.minutes(5))) struct WebSocketBackPressureTests {
     @Test func aReaderThatPausesHoldsAtMostTheBufferInMemory() async throws {
         let size = 16 * 1024
         let options = WebSocketOptions(bufferedBytes: 64 * 1024)

@@ -9,7 +9,7 @@ import FoundationNetworking
 /// permessage-deflate (RFC 7692) on CurlBackend against the `websockets` package's servers (Tests/Servers/ws_server.py:
 /// its default settings, one that demands no context takeover and 10-bit windows, one without compression) and
 /// against ws_misbehaving_server.py's /deflate-* and /extension paths.
-@Suite(.timeLimit(.minutes(1))) struct WebSocketCompressionTests {
+@Suite(.timeLimit(.minutes(5))) struct WebSocketCompressionTests {
     /// What ws_server.py's /extensions says the server agreed to.
     private struct ServerView: Decodable, Equatable {
         let name: String

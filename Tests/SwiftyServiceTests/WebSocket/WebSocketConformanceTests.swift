@@ -10,7 +10,7 @@ import FoundationNetworking
 /// What an app sees of a socket, the same on every backend that opens one — CurlBackend against the `websockets`
 /// server (Tests/Servers/ws_server.py), StubBackend's script, ReplayBackend's cassette of the CurlBackend run: a
 /// difference is a failing test.
-@Suite("WebSocket conformance", .timeLimit(.minutes(1)), .tags(.realServer))
+@Suite("WebSocket conformance", .timeLimit(.minutes(5)), .tags(.realServer))
 struct WebSocketConformanceTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case curl, stub, replay

@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// The realm's observers hear of a socket's end once, after the handshake's events, with what went each way: the
 /// lifecycle event an app's reconnection or its session log is driven by.
-@Suite(.timeLimit(.minutes(1))) struct WebSocketEventTests {
+@Suite(.timeLimit(.minutes(5))) struct WebSocketEventTests {
     /// The events of every call of `realm`, in order.
     private final class Recorder: Sendable {
         private let events = Collected<RequestEvent.Kind>()

@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// A server that breaks RFC 6455 (Tests/Servers/ws_misbehaving_server.py): each misbehaviour ends the socket
 /// with the right close code sent to the server and the right error for the reader, never a hang.
-@Suite(.timeLimit(.minutes(1))) struct WebSocketMisbehavingServerTests {
+@Suite(.timeLimit(.minutes(5))) struct WebSocketMisbehavingServerTests {
     /// Opens the misbehaving path, reads until the end, and returns the failure and the server's record.
     private func run(_ path: String, options: WebSocketOptions = WebSocketOptions()) async throws
         -> (messages: [WebSocketMessage], error: WebSocketError?, closeCode: Int?)

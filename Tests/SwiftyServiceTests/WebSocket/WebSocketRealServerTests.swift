@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// WebSockets on CurlBackend against the `websockets` package's server (Tests/Servers/ws_server.py): the
 /// handshake as a request of the realm, messages both ways, subprotocols, fragments, pings, close codes, TLS.
-@Suite(.timeLimit(.minutes(1))) struct WebSocketRealServerTests {
+@Suite(.timeLimit(.minutes(5))) struct WebSocketRealServerTests {
     @Test func textAndBinaryMessagesComeBackFromTheEchoServer() async throws {
         let socket = try await TestEndpoint(try WebSocketServers.realm(), "echo").webSocket()
         #expect(socket.response.statusCode == 101)

@@ -9,7 +9,7 @@ import FoundationNetworking
 
 /// A WebSocket recorded by `RecordingBackend` against the `websockets` server (Tests/Servers/ws_server.py) and
 /// played back by `ReplayBackend` with no network: the messages both ways, the subprotocol, the close.
-@Suite(.timeLimit(.minutes(1))) struct WebSocketRecordReplayTests {
+@Suite(.timeLimit(.minutes(5))) struct WebSocketRecordReplayTests {
     /// A realm on the `websockets` server that records through CurlBackend into `file`.
     private func recordingRealm(into file: URL) throws -> ServiceRealm {
         uniqueRealm("ws-record").setBaseURL(try WebSocketServers.url("WS_URL"))

@@ -27,7 +27,7 @@ enum ConformingBackend: String, CaseIterable, CustomTestStringConvertible, Senda
 }
 
 /// What every backend must do the same, against httpbin: a difference is a failing test.
-@Suite("Backend conformance", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Backend conformance", .timeLimit(.minutes(5)), .tags(.realServer))
 struct BackendConformanceTests {
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
         try HTTPBin.realm(backend: try kind.make())

@@ -10,7 +10,7 @@ import FoundationNetworking
 /// Bodies the backends must hand over as the server sent them, against the cache server
 /// (Tests/Servers/cache_server.py): one under a content or transfer coding nobody knows, and a redirect's
 /// own body when redirects are not followed.
-@Suite("Bodies as sent", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Bodies as sent", .timeLimit(.minutes(5)), .tags(.realServer))
 struct BodyAsSentConformanceTests {
     @Test(arguments: CacheServer.backends)
     func anUnknownContentEncodingIsHandedOverUndecodedWithItsHeader(_ kind: ConformingBackend) async throws {

@@ -11,7 +11,7 @@ import FoundationNetworking
 /// An awaited request on CurlBackend is carried out on the awaiting thread while the backend's own thread
 /// has nothing in flight, for up to a millisecond, and handed to that thread after: these check the
 /// hand-overs a user cannot see, by what they can see (answers, cancellations, the transfers in flight).
-@Suite("CurlBackend: awaited requests on the awaiting thread", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("CurlBackend: awaited requests on the awaiting thread", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CurlCallerDrivenTests {
     @Test func anAnswerSlowerThanTheCallersTurnArrivesThroughTheBackendsThread() async throws {
         let backend = try CurlBackend()

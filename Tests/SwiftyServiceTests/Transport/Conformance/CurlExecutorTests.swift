@@ -9,7 +9,7 @@ import FoundationNetworking
 
 /// `CurlBackend.executor`: tasks that prefer it run on the backend's libcurl thread, where their awaited
 /// requests are begun and answered; nothing is lost when the backend goes.
-@Suite("CurlBackend's executor", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("CurlBackend's executor", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CurlExecutorTests {
     @available(macOS 15.0, iOS 18.0, tvOS 18.0, watchOS 11.0, *)
     @Test func tasksThatPreferTheExecutorRunOnTheBackendsThreadThroughTheirRequests() async throws {

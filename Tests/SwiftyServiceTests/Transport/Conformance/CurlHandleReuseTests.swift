@@ -5,7 +5,7 @@ import Testing
 /// CurlBackend keeps a pooled handle's options for the next request set up just like it (same URL, method and
 /// header fields, no body, TLS policy or stream); these requests alternate between kept and fresh options on
 /// one backend, whose loop reuses the one handle a sequential caller gives back.
-@Suite("CurlBackend handles kept set up between requests", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("CurlBackend handles kept set up between requests", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CurlHandleReuseTests {
     @Test func aKeptHandleSendsEachRequestAsItWasBuilt() async throws {
         let realm = try HTTPBin.realm(backend: try CurlBackend())

@@ -9,7 +9,7 @@ import FoundationNetworking
 
 /// libcurl itself only speaks http and https, even when a request reaches it that SwiftyService's own
 /// checks (made before the backend, and at each redirect) should have stopped.
-@Suite("libcurl's protocols", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("libcurl's protocols", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CurlProtocolTests {
     /// Sends `url` through `CurlBackend.send` directly, past every check of the request builder and the
     /// dispatch: what libcurl does with it is all that stands between the URL and the network.

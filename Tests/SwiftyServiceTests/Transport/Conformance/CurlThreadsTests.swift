@@ -10,7 +10,7 @@ import FoundationNetworking
 
 /// `CurlBackend(threads:)`: each host's requests go to one of the backend's threads, whose connections
 /// they reuse; every thread ends with the backend.
-@Suite("CurlBackend with several threads", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("CurlBackend with several threads", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CurlThreadsTests {
     @Test func eachHostIsServedByTheOneThreadItMapsToAndEveryThreadEndsWithTheBackend() async throws {
         // Two servers, each under two names: four hosts as the backend tells them apart. A path each

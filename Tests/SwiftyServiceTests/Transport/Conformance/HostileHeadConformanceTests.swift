@@ -8,7 +8,7 @@ import FoundationNetworking
 
 /// A response head of too many fields or too many bytes is refused on every backend, and on `CurlBackend`
 /// a flood of fields costs the backend's other requests nothing.
-@Suite("Hostile response heads", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Hostile response heads", .timeLimit(.minutes(5)), .tags(.realServer))
 struct HostileHeadConformanceTests {
     func hostileRealm(_ backend: any NetworkBackend) throws -> ServiceRealm {
         uniqueRealm().setBaseURL(try MisbehavingServer.url()).use(backend).setTimeout(60)

@@ -26,7 +26,7 @@ struct MarkerFile {
 
 /// Only http and https ever leave the process, on every backend: a redirect elsewhere is refused before
 /// anything is sent, and a realm on another scheme sends nothing at all.
-@Suite("Schemes", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("Schemes", .timeLimit(.minutes(5)), .tags(.realServer))
 struct SchemeConformanceTests {
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
         uniqueRealm().setBaseURL(try MisbehavingServer.url()).use(try kind.make()).setTimeout(120)

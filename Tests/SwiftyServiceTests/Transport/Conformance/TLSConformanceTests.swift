@@ -23,7 +23,7 @@ enum TLSServers {
 /// wrong for a client that trusts the test CA (expired, wrong host, client certificate required) fail as
 /// "unknown issuer"; TLSPolicyConformanceTests trusts the CA and sees their own failures, and
 /// TLSFailureTests covers the texts.
-@Suite("TLS failures", .timeLimit(.minutes(2)))
+@Suite("TLS failures", .timeLimit(.minutes(5)))
 struct TLSConformanceTests {
     /// The `URLError` under the transport failure of a GET to `variable`'s server on `kind`.
     func failure(

@@ -13,7 +13,7 @@ import FoundationNetworking
 /// (CurlBackend: all of it) or refuses the request before anything is sent (URLSession on Linux, the
 /// legacy example). Each test runs on every ``ConformingBackend``; `sendUnderPolicy` checks the refusal for
 /// backends that cannot, so a new backend is held to one or the other.
-@Suite("TLS policies", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("TLS policies", .timeLimit(.minutes(5)), .tags(.realServer))
 struct TLSPolicyConformanceTests {
     @Test func everyShippedBackendSaysWhatItDoesWithAPolicy() throws {
         #expect(try CurlBackend().supportedTLSFeatures == .all, "Debian's libcurl is built on OpenSSL")

@@ -10,7 +10,7 @@ import FoundationNetworking
 /// `setTimeout` is the longest silence, fractional or whole, on every shipped backend: a server that keeps
 /// talking never trips it, one that falls silent does, at the timeout. (The legacy example's adapter has its
 /// library's meaning, which is why it is not among these.)
-@Suite("What a timeout means", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("What a timeout means", .timeLimit(.minutes(5)), .tags(.realServer))
 struct TimeoutMeaningTests {
     enum Shipped: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case urlSession, curl

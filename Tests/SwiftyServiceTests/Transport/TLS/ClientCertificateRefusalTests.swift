@@ -13,7 +13,7 @@ import FoundationNetworking
 /// the client-certificate error every time, after one handshake.
 ///
 /// Serialized, and the only user of those listeners: the handshakes are counted in the server's log.
-@Suite("A refused client certificate", .serialized, .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("A refused client certificate", .serialized, .timeLimit(.minutes(5)), .tags(.realServer))
 struct ClientCertificateRefusalTests {
     static let runs = 50
 

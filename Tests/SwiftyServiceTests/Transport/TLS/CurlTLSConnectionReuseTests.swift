@@ -11,7 +11,7 @@ import FoundationNetworking
 /// may only be reused by a request under the same policy: a request without the CA, or with a pin the
 /// server does not match, must never ride on a connection another realm's policy accepted. Read from
 /// tls_server.py's log, which numbers each listener's connections.
-@Suite("CurlBackend connection reuse under TLS policies", .timeLimit(.minutes(3)), .tags(.realServer))
+@Suite("CurlBackend connection reuse under TLS policies", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CurlTLSConnectionReuseTests {
     @Test func connectionsAreReusedUnderTheSamePolicyOnlyAndNeverCarryAnotherPolicysRequest() async throws {
         let backend = try CurlBackend()

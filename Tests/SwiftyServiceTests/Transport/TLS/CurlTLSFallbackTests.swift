@@ -12,7 +12,7 @@ import FoundationNetworking
 /// policy's roots to a private temporary file for `CURLOPT_CAINFO`. Debian's libcurl takes blobs, so the
 /// path is taken here by telling a backend its libcurl does not.
 @Suite(
-    "CurlBackend on a libcurl without roots in memory", .serialized, .timeLimit(.minutes(2)),
+    "CurlBackend on a libcurl without roots in memory", .serialized, .timeLimit(.minutes(5)),
     .tags(.realServer))
 struct CurlTLSFallbackTests {
     static let older = CurlTLSSupport(

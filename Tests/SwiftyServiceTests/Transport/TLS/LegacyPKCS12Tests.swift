@@ -10,7 +10,7 @@ import FoundationNetworking
 /// A PKCS#12 bundle as OpenSSL 1.x wrote it (RC2/3DES under a SHA-1 MAC) fails on OpenSSL 3 with the right
 /// passphrase; exported again as the Security and TLS article says, it passes. scripts/tls-fixtures makes both
 /// with the article's own commands.
-@Suite("Legacy PKCS#12", .timeLimit(.minutes(2)), .tags(.realServer))
+@Suite("Legacy PKCS#12", .timeLimit(.minutes(5)), .tags(.realServer))
 struct LegacyPKCS12Tests {
     func send(with bundle: String) async throws -> Result<Response, ServiceError> {
         let identity = try ClientIdentity.pkcs12(

@@ -15,7 +15,7 @@ import Glibc
 /// handshake failed ("shutdown while in init"). The next failure on that thread took the old error as its
 /// reason: a legacy PKCS#12 bundle "could not be parsed" for "shutdown while in init" instead of
 /// "unsupported". The threads are the loop's and the callers' that drive their own awaited requests.
-@Suite("OpenSSL's error queue", .timeLimit(.minutes(2)), .tags(.realServer))
+@Suite("OpenSSL's error queue", .timeLimit(.minutes(5)), .tags(.realServer))
 struct OpenSSLErrorQueueTests {
     /// A GET for TLS 1.3 at least to the listener that speaks TLS 1.2 only: the server ends the handshake
     /// with an alert, and libcurl's `SSL_shutdown` of the unfinished connection queues "shutdown while in init".

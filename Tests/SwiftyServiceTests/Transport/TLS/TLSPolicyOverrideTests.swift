@@ -10,7 +10,7 @@ import FoundationNetworking
 /// A one-off override changes the TLS policy of one request: another policy, or `setTLSPolicy(nil)` for the
 /// system's rules, as documented — not "whatever the realm says". Against tls_server.py's "valid" listener,
 /// whose leaf only the test CA vouches for.
-@Suite("TLS policy in an override", .timeLimit(.minutes(2)), .tags(.realServer))
+@Suite("TLS policy in an override", .timeLimit(.minutes(5)), .tags(.realServer))
 struct TLSPolicyOverrideTests {
     func realm(trustingCA: Bool) throws -> ServiceRealm {
         let realm = uniqueRealm("tls-override").setBaseURL(try TLSServers.url("TLS_VALID_URL"))
