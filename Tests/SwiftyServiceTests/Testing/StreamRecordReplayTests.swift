@@ -54,14 +54,16 @@ struct StreamRecordReplayTests {
     }
 
     @Test func aCancelledStreamIsNotRecorded() async throws {
-        // The second piece comes 30 s after the first, so the stream cannot end whole before the loop leaves it,
-        // however long this task waits for a thread (in CI, beside the suites that hold the pool, 10 s and more).
+        // The second piece comes 300 s after the first, so the stream cannot end whole before the loop leaves
+        // it, however long this task waits for a thread (in CI, beside the suites that hold the pool, 10 s and
+        // more; under ThreadSanitizer on a loaded machine, 40 s).
         let piece = Data("data: x\n\n".utf8)
         let stub = StubBackend().on(
-            .any, answer: .streamed([StubBackend.Piece(piece), StubBackend.Piece(piece, after: 30)]))
+            .any, answer: .streamed([StubBackend.Piece(piece), StubBackend.Piece(piece, after: 300)]))
         let file = cassette()
         let recorder = try RecordingBackend(recording: stub, to: file)
         let realm = uniqueRealm("record").setBaseURL(URL(string: "https://sse.test")!).use(recorder)
+            .setTimeout(600)
         for try await _ in try await TestEndpoint(realm, "events").stream() { break }
         // A recorder that kept the cancelled stream would have it by now: the cancel ends it at once.
         try await Task.sleep(nanoseconds: 200_000_000)
