@@ -71,10 +71,15 @@ enum RequestBuilder {
         if method != .get { request.httpMethod = method.rawValue }
         request.timeoutInterval = timeouts.request
         request.cachePolicy = settings.cachePolicy(for: crudMethods)
-        if !headers.isEmpty { request.allHTTPHeaderFields = headers.dictionary }
+        let fields = headers.isEmpty ? [:] : headers.dictionary
+        if !headers.isEmpty { request.allHTTPHeaderFields = fields }
         request.httpBody = body.data
+        let text = url.absoluteString
+        let wire = WireForm(
+            url: url, text: text, method: method.foundationSpelling, fields: fields, body: body.data,
+            timeout: timeouts.request, host: target.hostKey(ofURL: text))
         return assemble(
-            request, draft, settings, (body.file, body.stream),
+            request, wire, draft, settings, (body.file, body.stream),
             (timeouts.resource, limits.maxResponseSize(for: mode), limits),
             progress)
     }
@@ -95,7 +100,7 @@ enum RequestBuilder {
     }
 
     private static func assemble(
-        _ request: URLRequest, _ draft: RequestDraft, _ settings: SettingsStack,
+        _ request: URLRequest, _ wire: WireForm, _ draft: RequestDraft, _ settings: SettingsStack,
         _ body: (file: BodyFile?, stream: BodyStream?),
         _ decided: (resourceTimeout: TimeInterval?, maxResponseSize: Int?, limits: RequestLimits),
         _ progress: ProgressThrottle?
@@ -112,7 +117,7 @@ enum RequestBuilder {
         // Made whole in one go and never changed, so that handing it on is a move, not a copy of its fields.
         let backendRequest = BackendRequest(
             urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
-            sampleData: draft.sampleData, redaction: settings.redaction, bodySource: body.file,
+            sampleData: draft.sampleData, redaction: settings.redaction, wire: wire, bodySource: body.file,
             downloadFile: draft.download?.stagingFile(),
             maxResponseSize: decided.maxResponseSize,
             cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,

@@ -72,6 +72,11 @@ struct URLTarget {
         }
     }
 
+    /// ``BackendRequest/hostKey(ofURL:)`` of the finished URL's `text`: its base URL's, found once per base.
+    func hostKey(ofURL text: String) -> String {
+        base?.hostKey ?? BackendRequest.hostKey(ofURL: text)
+    }
+
     /// The finished URL: no longer than ``TransportRules/maxURLLength``, and one `URL` can hold.
     mutating func url() throws(ServiceError) -> URL {
         let head = path.isEmpty ? base?.exact ?? "" : base?.prefix ?? ""
@@ -107,7 +112,7 @@ struct URLTarget {
             // The error keeps the URL's start: a caller that logs `error.url` must not log megabytes.
             throw invalid(.urlTooLong(length: string.utf8.count))
         }
-        guard let url = URL(string: string) else {
+        guard let url = base?.url(for: string) ?? URL(string: string) else {
             throw invalid(.malformedURL("'\(string)' is not a valid URL"))
         }
         return url

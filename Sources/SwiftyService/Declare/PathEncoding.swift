@@ -18,6 +18,7 @@ enum PathEncoding {
 
     /// The path percent-encoded, leading slashes dropped; or why it cannot be sent.
     static func encode(_ path: String) -> Result<String, Problem> {
+        if let plain = plain(path) { return .success(plain) }
         var trimmed = Substring(path)
         while trimmed.first == "/" { trimmed = trimmed.dropFirst() }
         // The usual path: nothing to encode, no value markers (they are not ASCII), no dot at all.
@@ -63,6 +64,35 @@ enum PathEncoding {
         let result = String(decoding: encoded, as: UTF8.self)
         return hasDotSegment(Substring(result))
             ? .failure(Problem(.dotSegment(path: readable(path)))) : .success(result)
+    }
+
+    /// The usual path as it goes, read in one pass over its bytes: nothing to encode, no value markers, no
+    /// `.` or `..` segment, leading slashes dropped; `nil` when it needs more than that (the generic reads of a
+    /// substring cost a request more than half a microsecond).
+    private static func plain(_ path: String) -> String? {
+        var path = path
+        let start = path.withUTF8 { bytes -> Int? in
+            var start = 0
+            while start < bytes.count, bytes[start] == UInt8(ascii: "/") { start += 1 }
+            var segmentStart = start
+            for index in start...bytes.count {
+                let byte = index < bytes.count ? bytes[index] : UInt8(ascii: "/")
+                if byte == UInt8(ascii: "/") {
+                    let length = index - segmentStart
+                    if (length == 1 || length == 2) && bytes[segmentStart] == UInt8(ascii: ".")
+                        && bytes[index - 1] == UInt8(ascii: ".")
+                    {
+                        return nil
+                    }
+                    segmentStart = index + 1
+                } else if !ASCIISet.path.contains(byte) {
+                    return nil
+                }
+            }
+            return start
+        }
+        guard let start else { return nil }
+        return start == 0 ? path : String(path[path.utf8.index(path.utf8.startIndex, offsetBy: start)...])
     }
 
     /// Why a path cannot be sent.

@@ -44,3 +44,19 @@ public struct HTTPMethod: RawRepresentable, Hashable, Sendable, ExpressibleByStr
 
 /// The seed article's name for an endpoint's method type.
 public typealias SwiftyServiceMethod = HTTPMethod
+
+extension HTTPMethod {
+    /// The method as `URLRequest.httpMethod` gives it back: Foundation spells GET, HEAD, POST, PUT, DELETE and
+    /// CONNECT in capitals however they were set, and keeps any other as it is.
+    var foundationSpelling: String {
+        switch rawValue {
+        case "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT": return rawValue
+        default:
+            let capitals = rawValue.uppercased()
+            switch capitals {
+            case "GET", "HEAD", "POST", "PUT", "DELETE", "CONNECT": return capitals
+            default: return rawValue
+            }
+        }
+    }
+}

@@ -35,13 +35,20 @@ extension PreparedRequest {
         events?.emit(.built(urlRequest))
         // A stream gets the deadline its settings chose, never the default of a buffered request.
         let deadline = call.mode == .streamed ? limits.resourceTimeout(for: .stream) : resourceTimeout
-        if let deadline { call.exchange.expire(after: deadline) }
         guard let state = call.state else {
+            // A backend that drives an awaited request as built keeps its deadline too: no timer to set and
+            // call off around every request.
+            let kept = awaited && call.mode == .buffered && backendRequest.goesAsBuilt(to: backend)
+                && backend is any CallerDrivenBackend
+            if let deadline, !kept { call.exchange.expire(after: deadline) }
             call.exchange.start { exchange in
-                transmit(backendRequest, attempt: 1, mode: call.mode, awaited: awaited, to: exchange)
+                transmit(
+                    backendRequest, attempt: 1, mode: call.mode, awaited: awaited,
+                    deadline: kept ? deadline : nil, to: exchange)
             }
             return
         }
+        if let deadline { call.exchange.expire(after: deadline) }
         // A fresh hit of a cache first in the chain needs no task: nothing before it must see the request.
         if askingCache, let hit = leadingCache?.immediateAnswer(to: urlRequest) {
             events?.emit(.cacheHit)
@@ -147,14 +154,15 @@ extension PreparedRequest {
     /// call reads its body. `exchange` hears the head (with the body whole, or arriving) or the failure,
     /// named with its own request; the cookies the head sets are kept first.
     private func transmit(
-        _ request: BackendRequest, attempt: Int, mode: CallState.Mode, awaited: Bool, to exchange: Exchange
+        _ request: BackendRequest, attempt: Int, mode: CallState.Mode, awaited: Bool,
+        deadline: TimeInterval? = nil, to exchange: Exchange
     ) -> BackendTask {
         // Most requests go as built: no copy to change, no policy to check.
-        if mode == .buffered, request.cookieJar == nil, request.tlsPolicy == nil,
-            request.httpVersion == .automatic, request.resumption == nil, !request.needsAdapting(for: backend)
-        {
+        if mode == .buffered, request.goesAsBuilt(to: backend) {
             events?.emit(.attemptStarted(attempt: attempt, request.urlRequest))
-            return send(request, awaited: awaited, completion: answering(exchange, attempt: attempt, keeping: nil))
+            return send(
+                request, awaited: awaited, deadline: deadline,
+                completion: answering(exchange, attempt: attempt, keeping: nil))
         }
         let original = request.urlRequest
         let streaming = mode == .streamed ? backend as? any StreamingBackend : nil
@@ -271,11 +279,11 @@ extension PreparedRequest {
     /// awaits the answer (see ``CallerDrivenBackend``). A call, not a function value to call: making one of
     /// an existential's method costs an allocation per request.
     private func send(
-        _ request: BackendRequest, awaited: Bool,
+        _ request: BackendRequest, awaited: Bool, deadline: TimeInterval? = nil,
         completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
         if awaited, let driven = backend as? any CallerDrivenBackend {
-            return driven.sendDriving(request, completion: completion)
+            return driven.sendDriving(request, deadline: deadline, completion: completion)
         }
         return backend.send(request, completion: completion)
     }
@@ -348,6 +356,13 @@ extension ServiceError {
 }
 
 extension BackendRequest {
+    /// Whether the request goes to `backend` as it was built: no cookies to add, no policy or version to
+    /// check, nothing to adapt, no download to resume.
+    func goesAsBuilt(to backend: any NetworkBackend) -> Bool {
+        cookieJar == nil && tlsPolicy == nil && httpVersion == .automatic && resumption == nil
+            && !needsAdapting(for: backend)
+    }
+
     /// Whether ``adapt(for:)`` would change anything.
     func needsAdapting(for backend: any NetworkBackend) -> Bool {
         (bodySource != nil || downloadFile != nil) && !backend.supportsStreaming || bodyStream != nil

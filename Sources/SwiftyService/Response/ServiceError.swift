@@ -259,6 +259,10 @@ extension ServiceError {
             self = .cancelled(request, attempts: attempts)
             return
         }
+        if let passed = error as? CallDeadlinePassed {
+            self = .deadlinePassed(request, after: passed.seconds)
+            return
+        }
         let nsError = error as NSError
         if nsError.domain == NSURLErrorDomain {
             switch nsError.code {
@@ -272,6 +276,12 @@ extension ServiceError {
         }
         self = .transport(request, underlying: error, attempts: attempts)
     }
+}
+
+/// A backend that keeps a call's deadline itself (``CallerDrivenBackend``) ended the call by it: the same
+/// outcome as the exchange's own deadline.
+struct CallDeadlinePassed: Error {
+    let seconds: TimeInterval
 }
 
 /// A backend's failure with the metrics of the attempt that failed (when the realm collects them): the

@@ -116,7 +116,14 @@ extension AsyncNetworkBackend {
 /// What a backend is asked to send: the built `URLRequest`, and what it was built from.
 public struct BackendRequest: Sendable {
     /// The request to send, complete with URL, method, headers, body, timeout and cache policy.
-    public var urlRequest: URLRequest
+    public var urlRequest: URLRequest {
+        // A changed request is read anew; what the builder wrote down no longer describes it.
+        didSet { wire = nil }
+    }
+    /// What the builder wrote into ``urlRequest``, as it wrote it, while the request is unchanged: a
+    /// transport that reads its parts takes them from here rather than through `URLRequest`'s accessors,
+    /// which copy under a lock.
+    var wire: WireForm?
     /// The endpoint the request was built from, kept opaque here: ``endpoint`` reads it as what it is.
     let builtFrom: (any Sendable)?
     /// The CRUD method, if the request came from a ``Service``.
@@ -167,7 +174,7 @@ public struct BackendRequest: Sendable {
 
     init(
         urlRequest: URLRequest, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?, sampleData: Data,
-        redaction: Redaction, bodySource: BodyFile? = nil, downloadFile: URL? = nil,
+        redaction: Redaction, wire: WireForm? = nil, bodySource: BodyFile? = nil, downloadFile: URL? = nil,
         maxResponseSize: Int? = nil,
         cookieJar: CookieJar? = nil, tlsPolicy: TLSPolicy? = nil, progress: ProgressThrottle? = nil,
         collectsMetrics: Bool = false, reports: (any TransferReporting)? = nil, bodyStream: BodyStream? = nil,
@@ -175,6 +182,7 @@ public struct BackendRequest: Sendable {
         resumption: DownloadResumption? = nil
     ) {
         self.urlRequest = urlRequest
+        self.wire = wire
         self.builtFrom = builtFrom
         self.crudMethod = crudMethod
         self.sampleData = sampleData
@@ -218,6 +226,32 @@ public struct BackendRequest: Sendable {
 
     /// Whether the caller asked for progress reports (backends may then pick a slower, reporting path).
     public var wantsProgress: Bool { progress != nil }
+}
+
+/// The parts of a built request a transport sends, as the builder wrote them into its `URLRequest`.
+final class WireForm: Sendable {
+    let url: URL
+    /// `url`'s text.
+    let text: String
+    let method: String
+    let fields: [String: String]
+    let body: Data?
+    let timeout: TimeInterval
+    /// ``BackendRequest/hostKey(ofURL:)`` of `text`.
+    let host: String
+
+    init(
+        url: URL, text: String, method: String, fields: [String: String], body: Data?, timeout: TimeInterval,
+        host: String
+    ) {
+        self.url = url
+        self.text = text
+        self.method = method
+        self.fields = fields
+        self.body = body
+        self.timeout = timeout
+        self.host = host
+    }
 }
 
 /// What a backend tells the call while it works, besides its answer and its progress.
@@ -277,12 +311,15 @@ package protocol StoppableTransfer: AnyObject, Sendable {
 package protocol BodyStreamingBackend: NetworkBackend {}
 
 /// A backend that can carry out a request on the sending thread instead of handing it to a thread of its
-/// own, for senders that only wait for the answer.
+/// own, for senders that only wait for the answer; and that keeps the call's deadline with the transfer, so
+/// that such a call needs no timer of its own.
 package protocol CallerDrivenBackend: NetworkBackend {
     /// Sends `request` as ``NetworkBackend/send(_:completion:)`` does, except that `completion` may be
     /// called on this thread before this returns: only for a sender that does nothing but wait for it (an
-    /// awaiting task, which the completion resumes).
+    /// awaiting task, which the completion resumes). With a `deadline`, the transfer ends with
+    /// ``CallDeadlinePassed`` if it has not ended that many seconds from now, redirects included.
     func sendDriving(
-        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+        _ request: BackendRequest, deadline: TimeInterval?,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask
 }

@@ -87,13 +87,29 @@ struct MisbehavingServerTests {
         // /trickle sends a byte a second: the idle timeout (10 s) never fires, the resource timeout (3 s) does.
         let realm = try realm(kind).setResourceTimeout(3)
         try await measuringPromptness {
-            let start = Date()
-            let result = try await send("trickle", realm)
-            #expect(result.serviceError?.kind == .timedOut, "\(kind): \(result)")
-            // Well before the trickle's 60 s; the margin is for a machine kept busy by the other tests (the
-            // legacy client starts its task on the caller's thread, which a loaded URLSession can hold up).
-            let elapsed = Date().timeIntervalSince(start)
-            #expect(elapsed < 40, "\(kind): ended after \(elapsed) s")
+            // With a callback and awaited: a backend that carries an awaited request out itself (CurlBackend)
+            // keeps its deadline too, and must end it as the call's own timer would.
+            for awaited in [false, true] {
+                let start = Date()
+                let result: Result<Response, ServiceError>
+                if awaited {
+                    do {
+                        result = .success(try await TestEndpoint(realm, "trickle").request())
+                    } catch let error as ServiceError {
+                        result = .failure(error)
+                    }
+                } else {
+                    result = try await send("trickle", realm)
+                }
+                #expect(result.serviceError?.kind == .timedOut, "\(kind) awaited \(awaited): \(result)")
+                #expect(
+                    result.serviceError?.request?.timeoutInterval == 3,
+                    "\(kind) awaited \(awaited): the error names the deadline that ended the call")
+                // Well before the trickle's 60 s; the margin is for a machine kept busy by the other tests (the
+                // legacy client starts its task on the caller's thread, which a loaded URLSession can hold up).
+                let elapsed = Date().timeIntervalSince(start)
+                #expect(elapsed < 40, "\(kind) awaited \(awaited): ended after \(elapsed) s")
+            }
         }
     }
 

@@ -115,15 +115,16 @@ public final class CurlBackend: NetworkBackend {
     }
 
     private func send(
-        _ request: BackendRequest, driving: Bool,
+        _ request: BackendRequest, driving: Bool, deadline: TimeInterval? = nil,
         completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
         if let upgrade = request.webSocketUpgrade {
             return CurlWebSocketConnector.open(
                 request, upgrade: upgrade, tlsSupport: loops[0].tlsSupport, completion: completion)
         }
-        let loop = self.loop(for: request.urlRequest.url)
+        let loop = self.loop(for: request.wire?.url ?? request.urlRequest.url)
         let transfer = CurlTransfer(request: request, policy: policy, loop: loop, completion: completion)
+        if let deadline { transfer.keepDeadline(after: deadline) }
         if driving { loop.startDriving(transfer) } else { loop.start(transfer) }
         return BackendTask(stopping: transfer)
     }
@@ -144,9 +145,10 @@ extension CurlBackend {
 extension CurlBackend: CallerDrivenBackend {
     /// Carries the request out on this thread when the libcurl thread is idle, for up to a millisecond.
     package func sendDriving(
-        _ request: BackendRequest, completion: @escaping @Sendable (Result<Response, any Error>) -> Void
+        _ request: BackendRequest, deadline: TimeInterval?,
+        completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        send(request, driving: true, completion: completion)
+        send(request, driving: true, deadline: deadline, completion: completion)
     }
 }
 

@@ -378,23 +378,29 @@ final class CurlLoop: @unchecked Sendable {
         let now = CurlTransfer.monotonicSeconds()
         var wait: TimeInterval = 1
         var silent: [CurlTransfer] = []
-        // A transfer waits for its reader, or for its stream body's producer: neither is the server's silence.
-        for transfer in active.values where !transfer.isPaused && !transfer.isAwaitingBody {
-            let left = transfer.heardAt + transfer.silenceLimit - now
-            if left <= 0 {
-                silent.append(transfer)
-            } else {
+        var overdue: [CurlTransfer] = []
+        func check(_ transfer: CurlTransfer, silenceCounts: Bool) {
+            if let deadline = transfer.deadline {
+                let left = deadline.due - now
+                if left <= 0 { return overdue.append(transfer) }
                 wait = min(wait, left)
             }
+            guard silenceCounts else { return }
+            let left = transfer.heardAt + transfer.silenceLimit - now
+            if left <= 0 { silent.append(transfer) } else { wait = min(wait, left) }
+        }
+        // A transfer waits for its reader, or for its stream body's producer: neither is the server's silence.
+        for transfer in active.values {
+            check(transfer, silenceCounts: !transfer.isPaused && !transfer.isAwaitingBody)
         }
         // A wait for a connection counts as silence: the request's timeout runs while it waits.
         if waitingForConnection > 0 {
-            for transfer in connections.waiting {
-                let left = transfer.heardAt + transfer.silenceLimit - now
-                if left <= 0 { silent.append(transfer) } else { wait = min(wait, left) }
-            }
+            for transfer in connections.waiting { check(transfer, silenceCounts: true) }
         }
         for transfer in silent { abort(transfer, with: URLError(.timedOut)) }
+        for transfer in overdue {
+            abort(transfer, with: CallDeadlinePassed(seconds: transfer.deadline?.seconds ?? 0))
+        }
         return Int32((wait * 1000).rounded(.up))
     }
 
@@ -648,7 +654,7 @@ final class CurlLoop: @unchecked Sendable {
         _ = curl.easyPause?(handle, 0)
     }
 
-    private func abort(_ transfer: CurlTransfer, with error: URLError) {
+    private func abort(_ transfer: CurlTransfer, with error: any Error) {
         stopWaitingForConnection(transfer)
         release(transfer)
         transfer.finish(.failure(error))

@@ -20,6 +20,14 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// The longest the transfer may hear nothing, and when it last heard something (or sent a byte).
     var silenceLimit: TimeInterval = 60
     private(set) var heardAt: TimeInterval = 0
+    /// The call's deadline, when the transfer keeps it (``CallerDrivenBackend``): when it passes, on the
+    /// clock of silences, and the seconds it was set to. Set before the loop sees the transfer.
+    private(set) var deadline: (due: TimeInterval, seconds: TimeInterval)?
+
+    /// Ends the transfer with ``CallDeadlinePassed`` unless it has ended `seconds` from now.
+    func keepDeadline(after seconds: TimeInterval) {
+        deadline = (Self.monotonicSeconds() + min(seconds, .longestTimeout), seconds)
+    }
 
     /// When the attempt began, for its metrics (read from the clock only when the realm collects them).
     let startedAt: Date?
@@ -90,7 +98,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     ) {
         startedAt = request.collectsMetrics ? Date() : nil
         current = request.urlRequest
-        hop = HopRequest(request.urlRequest)
+        hop = request.wire.map(HopRequest.init) ?? HopRequest(request.urlRequest)
         // Stored last, so that storing it is its last use: a move, not a copy of its fields.
         self.request = request
         self.policy = policy
@@ -108,6 +116,16 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         let timeout: TimeInterval
         /// ``BackendRequest/hostKey(ofURL:)`` of `url`.
         let host: String
+
+        init(_ wire: WireForm) {
+            address = wire.url
+            url = wire.text
+            method = wire.method
+            fields = wire.fields
+            body = wire.body
+            timeout = wire.timeout
+            host = wire.host
+        }
 
         init(_ request: URLRequest) {
             address = request.url
