@@ -80,7 +80,9 @@ struct CacheEntry: Codable, Sendable {
             values[name] = Self.normalised(requestHeaders.value(for: name), of: name)
         }
         status = response.statusCode
-        body = response.data
+        // A small body comes in the larger buffer CurlBackend reserves for it: kept for long, it gets storage
+        // of its own size, as the cache counts bytes, not buffers.
+        body = response.data.count < 1024 ? response.data.withUnsafeBytes { Data($0) } : response.data
         self.requestTime = requestTime
         self.responseTime = responseTime
         summary = Summary(

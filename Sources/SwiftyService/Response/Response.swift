@@ -7,7 +7,9 @@ import FoundationNetworking
 /// A server's answer: the request that was sent, the HTTP response and its body.
 public struct Response: Sendable, CustomStringConvertible {
     /// The request as it was sent.
-    public let request: URLRequest
+    // Kept in the head: a response is copied several times on its way to the caller, and each copy of a
+    // request of its own was one more reference counted, on an object other threads count too.
+    public var request: URLRequest { head.request }
     /// The HTTP response head: status and headers. (Made on first use when the backend gave only the
     /// parts: on Linux, building an `HTTPURLResponse` costs more than the rest of a libcurl request.)
     public var response: HTTPURLResponse { head.response }
@@ -80,8 +82,7 @@ public struct Response: Sendable, CustomStringConvertible {
 
     /// Creates a response; backends and tests make these.
     public init(request: URLRequest, response: HTTPURLResponse, data: Data) {
-        self.request = request
-        head = Head(response)
+        head = Head(request, response)
         self.data = data
     }
 
@@ -96,25 +97,23 @@ public struct Response: Sendable, CustomStringConvertible {
         request: URLRequest, statusCode: Int, headers: HTTPHeaderDictionary = [:], data: Data = Data(),
         url: URL? = nil
     ) {
-        self.request = request
         head = Head(
-            url: url ?? request.url ?? .placeholder, statusCode: statusCode, headers: headers)
+            request, url: url ?? request.url ?? .placeholder, statusCode: statusCode, headers: headers)
         self.data = data
     }
 
     /// A response from fields already read, as CurlBackend has them; `url` defaults to the request's.
     init(request: URLRequest, statusCode: Int, fields: HeaderFields, data: Data, url: URL? = nil) {
-        self.request = request
         head = Head(
-            url: url ?? request.url ?? .placeholder, statusCode: statusCode, fields: fields)
+            request, url: url ?? request.url ?? .placeholder, statusCode: statusCode, fields: fields)
         self.data = data
     }
 
     /// A response whose fields are parsed from the head's `lines` once asked for, as CurlBackend has them;
     /// `url` defaults to the request's.
     init(request: URLRequest, statusCode: Int, lines: HeaderLines, data: Data, url: URL? = nil) {
-        self.request = request
-        head = Head(url: url ?? request.url ?? .placeholder, statusCode: statusCode, lines: lines)
+        head = Head(
+            request, url: url ?? request.url ?? .placeholder, statusCode: statusCode, lines: lines)
         self.data = data
     }
 
@@ -124,9 +123,8 @@ public struct Response: Sendable, CustomStringConvertible {
         request: URLRequest, statusCode: Int, fields: HeaderFields, adding added: HeaderFields.Field,
         data: Data
     ) {
-        self.request = request
         head = Head(
-            url: request.url ?? .placeholder, statusCode: statusCode, fields: fields,
+            request, url: request.url ?? .placeholder, statusCode: statusCode, fields: fields,
             adding: added)
         self.data = data
     }
@@ -227,6 +225,7 @@ struct BodyDecodingFailure: Error, CustomStringConvertible {
 extension Response {
     /// The response head: a ready `HTTPURLResponse`, or its parts and the response made from them once asked.
     final class Head: Sendable {
+        let request: URLRequest
         let statusCode: Int
         let url: URL
         private let fields: HeaderFields
@@ -255,7 +254,8 @@ extension Response {
             Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
         }
 
-        init(_ response: HTTPURLResponse) {
+        init(_ request: URLRequest, _ response: HTTPURLResponse) {
+            self.request = request
             statusCode = response.statusCode
             url = response.url ?? .placeholder
             fields = HeaderFields()
@@ -265,11 +265,15 @@ extension Response {
             made = response
         }
 
-        convenience init(url: URL, statusCode: Int, headers: HTTPHeaderDictionary) {
-            self.init(url: url, statusCode: statusCode, fields: HeaderFields(unsorted: headers))
+        convenience init(_ request: URLRequest, url: URL, statusCode: Int, headers: HTTPHeaderDictionary) {
+            self.init(request, url: url, statusCode: statusCode, fields: HeaderFields(unsorted: headers))
         }
 
-        init(url: URL, statusCode: Int, fields: HeaderFields, adding added: HeaderFields.Field? = nil) {
+        init(
+            _ request: URLRequest, url: URL, statusCode: Int, fields: HeaderFields,
+            adding added: HeaderFields.Field? = nil
+        ) {
+            self.request = request
             self.statusCode = statusCode
             self.url = url
             self.fields = fields
@@ -278,7 +282,8 @@ extension Response {
             isGiven = false
         }
 
-        init(url: URL, statusCode: Int, lines: HeaderLines) {
+        init(_ request: URLRequest, url: URL, statusCode: Int, lines: HeaderLines) {
+            self.request = request
             self.statusCode = statusCode
             self.url = url
             fields = HeaderFields()

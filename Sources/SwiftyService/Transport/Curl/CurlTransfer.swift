@@ -72,6 +72,8 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// Set when the head went past a limit and the transfer was stopped for it.
     private(set) var headTooLarge: ResponseHeadTooLarge?
     private var body = Data()
+    /// The bytes a body in memory has room for before it grows: most API answers fit.
+    static let bodyReserve = 1024
     private var output: FileHandle?
     private var received: Int64 = 0
     private var expectedLength: Int64?
@@ -97,6 +99,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) {
         startedAt = request.collectsMetrics ? Date() : nil
+        // Reserved here, on the caller's thread, where the caller lets go of it: allocated on the loop's
+        // thread, each body was freed into the loop thread's arena from another, under the arena's lock
+        // that the loop's own allocations then waited on.
+        if request.downloadFile == nil { body = Data(capacity: Self.bodyReserve) }
         current = request.urlRequest
         hop = request.wire.map(HopRequest.init) ?? HopRequest(request.urlRequest)
         // Stored last, so that storing it is its last use: a move, not a copy of its fields.
@@ -144,7 +150,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         clearFields()
         fieldCount = 0
         headBytes = 0
-        body = Data()
+        if !body.isEmpty { body = Data() }
         received = 0
         bodyOffset = 0
         bodyFile = nil
