@@ -8,6 +8,8 @@ import FoundationNetworking
 
 /// The HTTP cache against httpbin, with a wrapper that counts what reaches the network.
 @Suite(.tags(.realServer)) struct CacheRealServerTests {
+    let temporaryFiles = TemporaryFiles()
+
     func realm(_ cache: HTTPCache) throws -> (ServiceRealm, SpyBackend) {
         let spy = SpyBackend(URLSessionBackend())
         return (try HTTPBin.realm(backend: spy).useCache(cache), spy)
@@ -103,8 +105,7 @@ import FoundationNetworking
     @Test func theDiskCacheSurvivesANewCacheAndACorruptedFile() async throws {
         // httpbin /cache/3600 (max-age=3600: fresh throughout the test, however long a loaded machine
         // stalls it), stored on disk, read back by a cache made afresh from the directory.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "cache-\(UUID().uuidString)")
+        let directory = temporaryFiles.uniquePath("cache")
         let (realm, spy) = try realm(try HTTPCache(directory: directory))
         _ = try await TestEndpoint(realm, "cache/3600").request()
         realm.useCache(try HTTPCache(directory: directory))

@@ -40,6 +40,7 @@ final class ManualClock: @unchecked Sendable {
 @Suite struct HTTPCacheTests {
     let clock = ManualClock()
     let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!)
+    let temporaryFiles = TemporaryFiles()
 
     func cache(directory: URL? = nil, memoryLimit: Int = 1 << 20) throws -> HTTPCache {
         let clock = clock
@@ -241,8 +242,7 @@ final class ManualClock: @unchecked Sendable {
     }
 
     @Test func theDiskCacheOutlivesTheCacheObjectAndShrugsOffCorruptFiles() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "cache-\(UUID().uuidString)")
+        let directory = temporaryFiles.uniquePath("cache")
         let spy = server { _ in .init(headers: ["Cache-Control": "max-age=600"], data: Data("kept".utf8)) }
         realm.use(spy).useCache(try cache(directory: directory))
         _ = try await get("a")
@@ -281,8 +281,7 @@ final class ManualClock: @unchecked Sendable {
     @Test func twoCachesSharingADirectoryUnderConcurrentUseNeverFailOrServeAnotherURLsBody() async throws {
         // Two caches on one directory stand for two processes: each writes atomically, so whatever one
         // reads is a whole entry, of the URL it asked for.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "shared-\(UUID().uuidString)")
+        let directory = temporaryFiles.uniquePath("shared")
         let spy = SpyBackend(
             StubBackend { request in
                 .init(

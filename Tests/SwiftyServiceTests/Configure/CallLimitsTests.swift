@@ -12,6 +12,7 @@ import FoundationNetworking
 /// asked for is read from the stub's `received`.
 @Suite struct CallLimitsTests {
     let realm = uniqueRealm("limits").setBaseURL(URL(string: "https://api.example.com")!)
+    let temporaryFiles = TemporaryFiles()
 
     /// The size limit the backend was given for `endpoint`.
     func sizeLimit(_ send: (ServiceRealm) async throws -> Void) async throws -> Int? {
@@ -23,16 +24,13 @@ import FoundationNetworking
 
     @Test func aBufferedRequestAndAnUploadFromAFileGetTheDefaultCapADownloadNone() async throws {
         #expect(try await sizeLimit { _ = try await TestEndpoint($0, "a").request() } == 64 << 20)
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "upload-\(UUID().uuidString)")
+        let file = temporaryFiles.uniquePath("upload")
         try Data("body".utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         let upload = try await sizeLimit {
             _ = try await TestEndpoint($0, "upload", method: .post, body: .file(file)).request()
         }
         #expect(upload == 64 << 20, "an upload's answer is kept in memory")
-        let destination = temporaryDirectory("limits").appendingPathComponent("d.bin")
-        defer { try? FileManager.default.removeItem(at: destination.deletingLastPathComponent()) }
+        let destination = temporaryFiles.uniquePath("limits").appendingPathComponent("d.bin")
         let download = try await sizeLimit {
             _ = try await DownloadEndpoint(realm: $0, path: "d", destination: .file(destination)).request()
         }

@@ -13,6 +13,8 @@ import FoundationNetworking
 /// redirects to `/cookies`).
 @Suite("Cookies", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CookieTests {
+    let temporaryFiles = TemporaryFiles()
+
     struct Cookies: Decodable {
         let cookies: [String: String]
     }
@@ -90,7 +92,7 @@ struct CookieTests {
 
     @Test func aPersistedJarIsPrivateAndOutlivesItsRealm() async throws {
         // httpbin /response-headers sets a persistent cookie.
-        let directory = temporaryDirectory("cookies")
+        let directory = temporaryFiles.uniquePath("cookies")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("cookies.json")
         let realm = try HTTPBin.realm().useCookies(try CookieJar(file: file))
@@ -106,7 +108,7 @@ struct CookieTests {
 
     @Test func cookiesNeverReachACassetteOrALog() async throws {
         // httpbin /cookies/set sets the cookie and /cookies echoes it in its body.
-        let file = temporaryDirectory("cookies").appendingPathExtension("json")
+        let file = temporaryFiles.uniquePath("cookies").appendingPathExtension("json")
         let log = Collected<String>()
         let realm = try HTTPBin.realm().useCookies().declareSecrets(queryKeys: ["token"])
             .addMiddleware(LoggingMiddleware(to: { log.add($0) }, curl: true))

@@ -39,8 +39,10 @@ enum PhotoService: SwiftyServiceProtocol {
 }
 
 @Suite(.serialized) struct ReadmeTransferSampleTests {
+    let temporaryFiles = TemporaryFiles()
+
     @Test func theTransferArticleSampleRunsAsWritten() async throws {
-        let directory = temporaryDirectory("readme")
+        let directory = temporaryFiles.uniquePath("readme")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let photoURL = directory.appendingPathComponent("beach.jpg")
         try Data(repeating: 0xFF, count: 2_048).write(to: photoURL)

@@ -8,12 +8,14 @@ import FoundationNetworking
 
 /// Uploads, downloads and progress against httpbin, through URLSessionBackend's streaming paths.
 @Suite(.tags(.realServer)) struct TransferRealServerTests {
+    let temporaryFiles = TemporaryFiles()
+
     func realm() throws -> ServiceRealm {
         try HTTPBin.realm(backend: URLSessionBackend())
     }
 
     func sampleFiles() throws -> (text: URL, binary: URL) {
-        let directory = temporaryDirectory("upload")
+        let directory = temporaryFiles.uniquePath("upload")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let text = directory.appendingPathComponent("notes.txt")
         let binary = directory.appendingPathComponent("photo.jpg")
@@ -96,7 +98,7 @@ import FoundationNetworking
     @Test(arguments: ["bytes/100000", "stream-bytes/90000"])
     func aDownloadLandsInItsFileWithTheSizeTheServerSent(_ path: String) async throws {
         // httpbin /bytes/N (with Content-Length) and /stream-bytes/N (chunked, N ≤ 100 KiB): N random bytes.
-        let destination = temporaryDirectory("download").appendingPathComponent("out/file.bin")
+        let destination = temporaryFiles.uniquePath("download").appendingPathComponent("out/file.bin")
         let size = Int(path.split(separator: "/")[1])!
         let endpoint = DownloadEndpoint(realm: try realm(), path: path, destination: .file(destination))
         let response = try await endpoint.request()
@@ -141,7 +143,7 @@ import FoundationNetworking
         // httpbin /drip: 100,000 bytes over 60 s, cancelled once the first have arrived — within a second
         // usually; the long drip and wait are for a CI machine whose first seconds of the suite under
         // ThreadSanitizer starved this test for 8 s before its first byte.
-        let directory = temporaryDirectory("cancelled")
+        let directory = temporaryFiles.uniquePath("cancelled")
         let destination = directory.appendingPathComponent("file.bin")
         let steps = ProgressLog()
         let task = Task {

@@ -6,10 +6,6 @@ import Testing
 import FoundationNetworking
 #endif
 
-func temporaryDirectory(_ label: String = "transfer") -> URL {
-    FileManager.default.temporaryDirectory.appendingPathComponent("\(label)-\(UUID().uuidString)")
-}
-
 /// An endpoint that downloads to a file.
 struct DownloadEndpoint: SwiftyServiceProtocol {
     let realm: ServiceRealm
@@ -24,6 +20,7 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
 
 @Suite struct MultipartTests {
     let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!)
+    let temporaryFiles = TemporaryFiles()
 
     func sentBody(_ form: MultipartForm) async throws -> (contentType: String, parts: [ParsedPart]) {
         let stub = StubBackend()
@@ -38,7 +35,7 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
     }
 
     @Test func fieldsDataAndFilesArriveAsPartsWithTheirNamesFilenamesAndTypes() async throws {
-        let directory = temporaryDirectory()
+        let directory = temporaryFiles.uniquePath("transfer")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let file = directory.appendingPathComponent("report.csv")
         try Data("a,b\n1,2\n".utf8).write(to: file)
@@ -115,9 +112,10 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
 
 @Suite struct DownloadAndProgressTests {
     let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com")!)
+    let temporaryFiles = TemporaryFiles()
 
     @Test func aDownloadEndsUpInItsFileAndTheResponseNamesIt() async throws {
-        let destination = temporaryDirectory().appendingPathComponent("nested/dir/file.bin")
+        let destination = temporaryFiles.uniquePath("transfer").appendingPathComponent("nested/dir/file.bin")
         realm.use(StubBackend { _ in .init(data: Data(repeating: 7, count: 5_000)) })
         let response = try await DownloadEndpoint(realm: realm, path: "f", destination: .file(destination))
             .request()
@@ -130,7 +128,7 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
     }
 
     @Test func anExistingFileIsReplacedOnlyWhenAsked() async throws {
-        let directory = temporaryDirectory()
+        let directory = temporaryFiles.uniquePath("transfer")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let destination = directory.appendingPathComponent("file.txt")
         try Data("old".utf8).write(to: destination)
@@ -151,7 +149,7 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
     }
 
     @Test func aRefusedOrFailedDownloadLeavesNoFile() async throws {
-        let directory = temporaryDirectory()
+        let directory = temporaryFiles.uniquePath("transfer")
         let destination = directory.appendingPathComponent("file.txt")
         realm.use(StubBackend { _ in .init(statusCode: 404, data: Data("not here".utf8)) })
         do {
@@ -190,7 +188,7 @@ struct DownloadEndpoint: SwiftyServiceProtocol {
     }
 
     @Test func aFileBodyReachesABackendThatDoesNotStreamInMemory() async throws {
-        let file = temporaryDirectory().appendingPathExtension("bin")
+        let file = temporaryFiles.uniquePath("transfer").appendingPathExtension("bin")
         try Data(repeating: 9, count: 1_234).write(to: file)
         let stub = StubBackend()
         realm.use(stub)

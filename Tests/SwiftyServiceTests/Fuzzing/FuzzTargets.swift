@@ -569,6 +569,8 @@ enum FuzzTargets {
         .appendingPathComponent("swiftyservice-fuzz-\(ProcessInfo.processInfo.processIdentifier).json")
 
     static func cassette(_ data: Data) throws {
+        // Removed after each input, so that neither the suite nor a fuzzing run leaves it behind.
+        defer { try? FileManager.default.removeItem(at: cassetteFile) }
         try data.write(to: cassetteFile)
         let replay: ReplayBackend
         do {

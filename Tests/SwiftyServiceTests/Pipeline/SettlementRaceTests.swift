@@ -42,6 +42,8 @@ final class AnswerOnCancelBackend: NetworkBackend, @unchecked Sendable {
 /// outcome the caller is told, and never after it was told the request was cancelled.
 @Suite("Settlement races", .timeLimit(.minutes(5)), .tags(.realServer))
 struct SettlementRaceTests {
+    let temporaryFiles = TemporaryFiles()
+
     struct Setup {
         let realm: ServiceRealm
         let backend: AnswerOnCancelBackend
@@ -56,7 +58,7 @@ struct SettlementRaceTests {
 
     func setup(_ kind: ConformingBackend) throws -> Setup {
         let backend = AnswerOnCancelBackend(try kind.make())
-        let directory = temporaryDirectory("race")
+        let directory = temporaryFiles.uniquePath("race")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return Setup(
             realm: try HTTPBin.realm(backend: backend), backend: backend, directory: directory,
@@ -137,6 +139,8 @@ struct SettlementRaceTests {
 /// times kept the suite's other URLSession requests waiting past their 60 s timeout under AddressSanitizer.
 @Suite("A cancelled 400 MB download", .timeLimit(.minutes(5)), .tags(.realServer))
 struct CancelledLargeDownloadTests {
+    let temporaryFiles = TemporaryFiles()
+
     @Test(arguments: [ConformingBackend.urlSession, .curl])
     func cancellingAtTheFirstProgressReportNeverLeavesAFile(_ kind: ConformingBackend) async throws {
         // The misbehaving server's /zeros?mb=N: N MB of zeros, as fast as loopback goes.
@@ -149,7 +153,7 @@ struct CancelledLargeDownloadTests {
         let realm = uniqueRealm().setBaseURL(try MisbehavingServer.url()).use(backend)
         let megabytes = kind == .curl ? 400 : 16
         for run in 1...20 {
-            let directory = temporaryDirectory("large-download")
+            let directory = temporaryFiles.uniquePath("large-download")
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             defer { try? FileManager.default.removeItem(at: directory) }
             let destination = directory.appendingPathComponent("big.bin")

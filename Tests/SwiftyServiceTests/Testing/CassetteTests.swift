@@ -7,18 +7,20 @@ import Testing
 import FoundationNetworking
 #endif
 
-func temporaryCassette(_ name: String = #function) -> URL {
-    FileManager.default.temporaryDirectory
-        .appendingPathComponent("swiftyservice-tests-\(UUID().uuidString)")
-        .appendingPathComponent("\(name.filter(\.isLetter)).json")
+extension TemporaryFiles {
+    /// A cassette named after the test, in a directory of its own that writing the cassette makes.
+    func cassette(_ name: String = #function) -> URL {
+        uniquePath("cassette").appendingPathComponent("\(name.filter(\.isLetter)).json")
+    }
 }
 
 /// Recording and replaying cassettes without a server: the recorded backend is a stub.
 @Suite struct CassetteTests {
     let realm = uniqueRealm().setBaseURL(URL(string: "https://api.example.com/v1")!)
+    let temporaryFiles = TemporaryFiles()
 
     @Test func aRecordedSessionReplaysIdenticallyWithoutTheBackend() async throws {
-        let file = temporaryCassette()
+        let file = temporaryFiles.cassette()
         let stub = StubBackend()
             .on(.path("/v1/json"), answer: .json(#"{"a": 1}"#))
             .on(
@@ -66,7 +68,7 @@ func temporaryCassette(_ name: String = #function) -> URL {
                         method: "GET", url: "https://api.example.com/v1/q?b=2&a=1", headers: [:], body: nil),
                     response: .init(status: 200, headers: [:], body: .text(body)), error: nil))
         }
-        let file = temporaryCassette()
+        let file = temporaryFiles.cassette()
         try cassette.write(to: file)
         realm.use(try ReplayBackend(cassette: file))
         let endpoint = TestEndpoint(realm, "q", parameters: ["a": 1, "b": 2])
@@ -77,7 +79,7 @@ func temporaryCassette(_ name: String = #function) -> URL {
     }
 
     @Test func anUnmatchedRequestNamesItselfAndTheClosestRecordedOne() async throws {
-        let file = temporaryCassette()
+        let file = temporaryFiles.cassette()
         realm.use(try RecordingBackend(recording: StubBackend(), to: file))
         _ = try await TestEndpoint(realm, "users/1").request()
         _ = try await TestEndpoint(realm, "posts/1", method: .post).request()
@@ -95,7 +97,7 @@ func temporaryCassette(_ name: String = #function) -> URL {
     }
 
     @Test func bodiesCanBePartOfTheMatch() async throws {
-        let file = temporaryCassette()
+        let file = temporaryFiles.cassette()
         realm.use(
             try RecordingBackend(
                 recording: StubBackend { request in
@@ -114,7 +116,7 @@ func temporaryCassette(_ name: String = #function) -> URL {
     }
 
     @Test func recordWhenMissingSendsAndAddsWhatTheCassetteLacks() async throws {
-        let file = temporaryCassette()
+        let file = temporaryFiles.cassette()
         let spy = SpyBackend(StubBackend { _ in .json(#"{"fresh": true}"#) })
         realm.use(try ReplayBackend(cassette: file, mode: .recordWhenMissing(spy)))
         #expect(try await TestEndpoint(realm, "new").request().mapString() == #"{"fresh": true}"#)
@@ -124,7 +126,7 @@ func temporaryCassette(_ name: String = #function) -> URL {
     }
 
     @Test func secretsNeverReachTheCassette() async throws {
-        let file = temporaryCassette()
+        let file = temporaryFiles.cassette()
         realm.addHeaders([
             "Authorization": "Bearer top-secret-1", "X-Api-Key": "top-secret-2", "Cookie": "s=top-secret-3",
         ])
@@ -148,7 +150,7 @@ func temporaryCassette(_ name: String = #function) -> URL {
     }
 
     @Test func malformedOrTruncatedCassettesGiveAClearError() throws {
-        let file = temporaryCassette()
+        let file = temporaryFiles.cassette()
         try FileManager.default.createDirectory(
             at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
         var cassette = Cassette()
@@ -188,7 +190,7 @@ func temporaryCassette(_ name: String = #function) -> URL {
     }
 
     @Test func theCassetteOnDiskIsAlwaysWholeWhileItIsBeingWritten() async throws {
-        let file = temporaryCassette()
+        let file = temporaryFiles.cassette()
         realm.use(
             try RecordingBackend(
                 recording: StubBackend { _ in .init(data: Data(repeating: 65, count: 512)) }, to: file))

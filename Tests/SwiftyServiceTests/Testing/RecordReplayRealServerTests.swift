@@ -11,6 +11,8 @@ import FoundationNetworking
 struct OwnHTTPBin {
     let url: URL
     let pid: String
+    /// The server's log, which the script leaves to its caller to remove.
+    let log: URL?
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
 
@@ -26,10 +28,15 @@ struct OwnHTTPBin {
         else {
             throw SetupError(description: "scripts/httpbin start printed no URL: \(output)")
         }
-        return OwnHTTPBin(url: url, pid: pid)
+        return OwnHTTPBin(url: url, pid: pid, log: values["HTTPBIN_LOG"].map { URL(fileURLWithPath: $0) })
     }
 
-    func stop() async throws { _ = try await Self.run(["stop", pid]) }
+    func stop() async throws {
+        // Removed first (the server writes on to the open file unharmed): a test that stops its server in a
+        // task from its defer may be the process's last, and the process does not wait for that task.
+        if let log { try? FileManager.default.removeItem(at: log) }
+        _ = try await Self.run(["stop", pid])
+    }
 
     /// Runs the script on a thread of its own: it takes seconds, which must not block the small
     /// cooperative thread pool that every other test shares.
@@ -60,11 +67,13 @@ struct OwnHTTPBin {
 /// Record against a real httpbin, stop it, replay: the same answers, and no secret in the file.
 /// Relies on httpbin's `/anything`, `/status/418`, `/bytes/64` and `/response-headers`.
 @Suite struct RecordReplayRealServerTests {
+    let temporaryFiles = TemporaryFiles()
+
     @Test func aSessionRecordedAgainstHttpbinReplaysIdenticallyAfterTheServerStops() async throws {
         let server = try await OwnHTTPBin.start()
         var stopped = false
         defer { if !stopped { Task { try? await server.stop() } } }
-        let file = temporaryCassette()
+        let file = temporaryFiles.cassette()
         let realm = uniqueRealm().setBaseURL(server.url)
             .addHeaders(["Authorization": "Bearer secret-bearer-token", "X-Api-Key": "secret-api-key"])
             .declareSecrets(headers: ["X-Api-Key"], queryKeys: ["access_token"])

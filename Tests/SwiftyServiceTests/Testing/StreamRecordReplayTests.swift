@@ -11,8 +11,10 @@ import FoundationNetworking
 /// Streams recorded with their chunks and timing, redacted as other answers are, and replayed chunk by chunk.
 @Suite("Recording and replaying streams", .timeLimit(.minutes(5)))
 struct StreamRecordReplayTests {
+    let temporaryFiles = TemporaryFiles()
+
     func cassette() -> URL {
-        temporaryDirectory("stream-cassette").appendingPathExtension("json")
+        temporaryFiles.uniquePath("stream-cassette").appendingPathExtension("json")
     }
 
     @Test func aStreamIsRecordedWithItsChunksAndReplayedAsIt() async throws {

@@ -12,6 +12,8 @@ import FoundationNetworking
 /// misbehaving_server.py's `/zeros`, `/gzip-zeros` and `/trickle`, on every backend.
 @Suite("Default limits", .timeLimit(.minutes(5)), .tags(.realServer))
 struct DefaultLimitsTests {
+    let temporaryFiles = TemporaryFiles()
+
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
         uniqueRealm("limits").setBaseURL(try MisbehavingServer.url()).use(try kind.make()).setTimeout(10)
     }
@@ -92,8 +94,7 @@ struct DefaultLimitsTests {
     @Test(arguments: ConformingBackend.allCases)
     func downloadsToAFileHaveNeitherDefault(_ kind: ConformingBackend) async throws {
         let realm = try realm(kind).setTimeout(8)
-        let directory = temporaryDirectory("limits")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let directory = temporaryFiles.uniquePath("limits")
         // Past the cap…
         let big = directory.appendingPathComponent("big.bin")
         let saved = try await DownloadEndpoint(

@@ -12,6 +12,8 @@ import FoundationNetworking
 /// `Range` + `If-Range`, and the file that results is the server's, byte for byte — never two versions spliced.
 @Suite("Resumable downloads", .timeLimit(.minutes(5)), .tags(.realServer))
 struct ResumableDownloadTests {
+    let temporaryFiles = TemporaryFiles()
+
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case curl, urlSession
         var testDescription: String { rawValue }
@@ -71,7 +73,7 @@ struct ResumableDownloadTests {
     }
 
     func destination() throws -> DownloadDestination {
-        let directory = temporaryDirectory("resume")
+        let directory = temporaryFiles.uniquePath("resume")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return .file(directory.appendingPathComponent("archive.bin"), resumable: true)
     }

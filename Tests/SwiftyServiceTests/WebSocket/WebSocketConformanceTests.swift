@@ -12,6 +12,8 @@ import FoundationNetworking
 /// difference is a failing test.
 @Suite("WebSocket conformance", .timeLimit(.minutes(5)), .tags(.realServer))
 struct WebSocketConformanceTests {
+    let temporaryFiles = TemporaryFiles()
+
     enum Kind: String, CaseIterable, CustomTestStringConvertible, Sendable {
         case curl, stub, replay
         var testDescription: String { rawValue }
@@ -99,7 +101,7 @@ struct WebSocketConformanceTests {
         case .stub:
             return uniqueRealm("ws-conformance").setBaseURL(base).use(stub)
         case .replay:
-            let file = temporaryDirectory("ws-conformance").appendingPathComponent("socket.json")
+            let file = temporaryFiles.uniquePath("ws-conformance").appendingPathComponent("socket.json")
             let recorder = try RecordingBackend(recording: try CurlBackend(), to: file)
             _ = try await scenario(
                 uniqueRealm("ws-conformance").setBaseURL(base).use(recorder).setTimeout(10))

@@ -10,6 +10,8 @@ import FoundationNetworking
 /// A WebSocket recorded by `RecordingBackend` against the `websockets` server (Tests/Servers/ws_server.py) and
 /// played back by `ReplayBackend` with no network: the messages both ways, the subprotocol, the close.
 @Suite(.timeLimit(.minutes(5))) struct WebSocketRecordReplayTests {
+    let temporaryFiles = TemporaryFiles()
+
     /// A realm on the `websockets` server that records through CurlBackend into `file`.
     private func recordingRealm(into file: URL) throws -> ServiceRealm {
         uniqueRealm("ws-record").setBaseURL(try WebSocketServers.url("WS_URL"))
@@ -17,7 +19,7 @@ import FoundationNetworking
     }
 
     private func cassetteFile() -> URL {
-        temporaryDirectory("ws-cassette").appendingPathComponent("socket.json")
+        temporaryFiles.uniquePath("ws-cassette").appendingPathComponent("socket.json")
     }
 
     /// The cassette's steps, each as `sent …`, `received …`, `close …` or `failure …`.
@@ -35,7 +37,6 @@ import FoundationNetworking
 
     @Test func anEchoIsRecordedAndPlayedBackWithoutTheServer() async throws {
         let file = cassetteFile()
-        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let base = try WebSocketServers.url("WS_URL")
         let recorder = try RecordingBackend(recording: try CurlBackend(), to: file)
         let recording = uniqueRealm("ws-record").setBaseURL(base).use(recorder).setTimeout(10)
@@ -71,7 +72,6 @@ import FoundationNetworking
 
     @Test func theServersCloseIsRecordedAndEndsThePlayback() async throws {
         let file = cassetteFile()
-        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let base = try WebSocketServers.url("WS_URL")
         let recording = try recordingRealm(into: file)
         let live = try await TestEndpoint(recording, "close", parameters: ["code": 4000, "reason": "bye"]).webSocket()
@@ -89,7 +89,6 @@ import FoundationNetworking
 
     @Test func aRefusedHandshakeIsRecordedAsAnyAnswerAndReplayedAsTheSameError() async throws {
         let file = cassetteFile()
-        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let base = try WebSocketServers.url("WS_URL")
         let recording = try recordingRealm(into: file)
         await #expect(throws: ServiceError.self) { _ = try await TestEndpoint(recording, "auth").webSocket() }
@@ -107,7 +106,6 @@ import FoundationNetworking
 
     @Test func theRequestsSecretsAreScrubbedFromTheMessages() async throws {
         let file = cassetteFile()
-        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let recording = try recordingRealm(into: file).addHeaders(["Authorization": "Bearer s3cret-token"])
         let live = try await TestEndpoint(recording, "echo").webSocket()
         try await live.send(.text("{\"auth\": \"s3cret-token\"}"))
@@ -120,7 +118,6 @@ import FoundationNetworking
 
     @Test func aReplayOfAHandshakeRecordedWithoutItsMessagesSaysSo() async throws {
         let file = cassetteFile()
-        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         var cassette = Cassette()
         cassette.interactions = [
             Cassette.Interaction(
@@ -137,7 +134,6 @@ import FoundationNetworking
 
     @Test func aRecorderOverABackendThatCannotOpenWebSocketsRefusesBeforeSending() async throws {
         let file = cassetteFile()
-        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         /// A backend of an app's own, for plain requests only.
         struct PlainBackend: NetworkBackend {
             let curl: CurlBackend

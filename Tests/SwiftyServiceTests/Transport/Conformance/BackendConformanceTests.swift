@@ -29,6 +29,8 @@ enum ConformingBackend: String, CaseIterable, CustomTestStringConvertible, Senda
 /// What every backend must do the same, against httpbin: a difference is a failing test.
 @Suite("Backend conformance", .timeLimit(.minutes(5)), .tags(.realServer))
 struct BackendConformanceTests {
+    let temporaryFiles = TemporaryFiles()
+
     func realm(_ kind: ConformingBackend) throws -> ServiceRealm {
         try HTTPBin.realm(backend: try kind.make())
     }
@@ -94,7 +96,7 @@ struct BackendConformanceTests {
         #expect(
             try await TestEndpoint(realm, "echo-raw", method: .post, body: .data(big)).request().data == big)
         #expect(try await TestEndpoint(realm, "bytes/102400").request().data.count == 102_400)
-        let file = temporaryDirectory("conformance").appendingPathExtension("bin")
+        let file = temporaryFiles.uniquePath("conformance").appendingPathExtension("bin")
         try big.write(to: file)
         #expect(
             try await TestEndpoint(realm, "echo-raw", method: .post, body: .file(file)).request().data == big)
@@ -260,7 +262,7 @@ struct BackendConformanceTests {
     func downloadsLandInFilesAndProgressEndsAt100Percent(_ kind: ConformingBackend) async throws {
         // httpbin /bytes/N to a file; /drip with progress.
         let realm = try realm(kind)
-        let file = temporaryDirectory("conformance").appendingPathComponent("d.bin")
+        let file = temporaryFiles.uniquePath("conformance").appendingPathComponent("d.bin")
         let saved = try await DownloadEndpoint(realm: realm, path: "bytes/65536", destination: .file(file))
             .request()
         let downloaded = try Data(contentsOf: file)
