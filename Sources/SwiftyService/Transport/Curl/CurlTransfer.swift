@@ -19,7 +19,9 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private var completion: (@Sendable (Result<Response, any Error>) -> Void)?
     /// The longest the transfer may hear nothing, and when it last heard something (or sent a byte).
     var silenceLimit: TimeInterval = 60
-    private(set) var heardAt: TimeInterval = 0
+    // Unchecked for exclusivity, as are the fields below that the header and body callbacks write: only the loop
+    // thread touches them, never in overlapping accesses, and the runtime's check cost a third of a header line.
+    @exclusivity(unchecked) private(set) var heardAt: TimeInterval = 0
     /// The call's deadline, when the transfer keeps it (``CallerDrivenBackend``): when it passes, on the
     /// clock of silences, and the seconds it was set to. Set before the loop sees the transfer.
     private(set) var deadline: (due: TimeInterval, seconds: TimeInterval)?
@@ -56,27 +58,27 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     var waitedForConnections: TimeInterval = 0
 
     // The current hop's response.
-    private var statusLine: String?
+    @exclusivity(unchecked) private var statusLine: String?
     /// The head's field lines as they came, parsed into fields only when something asks for them.
-    private var lines = HeaderLines(capacity: 512)
+    @exclusivity(unchecked) private var lines = HeaderLines(capacity: 512)
     /// The head's `Content-Encoding` and `Transfer-Encoding` values (a repeated field's joined with ", "),
     /// read as they come: the end of the head looks at them.
-    private var contentCodings: String?
-    private var transferCodings: String?
+    @exclusivity(unchecked) private var contentCodings: String?
+    @exclusivity(unchecked) private var transferCodings: String?
     /// The hop's `Set-Cookie` lines, each as it came: the parsed fields join them with ", ", which cookies
     /// themselves may hold (in a value, in an `Expires` date), so the jar gets them apart.
-    private var setCookieLines: [String] = []
+    @exclusivity(unchecked) private var setCookieLines: [String] = []
     /// Header lines and bytes of head read in this hop, 1xx heads and trailers included.
-    private var fieldCount = 0
-    private var headBytes = 0
+    @exclusivity(unchecked) private var fieldCount = 0
+    @exclusivity(unchecked) private var headBytes = 0
     /// Set when the head went past a limit and the transfer was stopped for it.
     private(set) var headTooLarge: ResponseHeadTooLarge?
-    private var body = Data()
+    @exclusivity(unchecked) private var body = Data()
     /// The bytes a body in memory has room for before it grows: most API answers fit.
     static let bodyReserve = 1024
     private var output: FileHandle?
-    private var received: Int64 = 0
-    private var expectedLength: Int64?
+    @exclusivity(unchecked) private var received: Int64 = 0
+    @exclusivity(unchecked) private var expectedLength: Int64?
 
     // The current hop's request body.
     private var bodyBytes: Data?
@@ -321,7 +323,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         if let output {
             do { try output.write(contentsOf: chunk) } catch { return false }
         } else {
-            body.append(contentsOf: chunk)
+            // The pointer's own overload: the generic one over a buffer went through three layers of Data's.
+            if let start = chunk.baseAddress {
+                body.append(start.assumingMemoryBound(to: UInt8.self), count: chunk.count)
+            }
         }
         received += Int64(chunk.count)
         if request.wantsProgress {
