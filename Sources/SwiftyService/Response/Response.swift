@@ -6,9 +6,9 @@ import FoundationNetworking
 
 /// A server's answer: the request that was sent, the HTTP response and its body.
 public struct Response: Sendable, CustomStringConvertible {
-    /// The request as it was sent.
     // Kept in the head: a response is copied several times on its way to the caller, and each copy of a
     // request of its own was one more reference counted, on an object other threads count too.
+    /// The request as it was sent.
     public var request: URLRequest { head.request }
     /// The HTTP response head: status and headers. (Made on first use when the backend gave only the
     /// parts: on Linux, building an `HTTPURLResponse` costs more than the rest of a libcurl request.)
