@@ -228,9 +228,10 @@ public struct BackendRequest: Sendable {
     public var wantsProgress: Bool { progress != nil }
 }
 
-/// The parts of a built request a transport sends, as the builder wrote them into its `URLRequest`.
+/// The parts of a request a transport sends: as the builder wrote them into its `URLRequest`, or read back from
+/// one (a request changed after the builder, a redirect's next hop).
 final class WireForm: Sendable {
-    let url: URL
+    let url: URL?
     /// `url`'s text.
     let text: String
     let method: String
@@ -241,7 +242,7 @@ final class WireForm: Sendable {
     let host: String
 
     init(
-        url: URL, text: String, method: String, fields: [String: String], body: Data?, timeout: TimeInterval,
+        url: URL?, text: String, method: String, fields: [String: String], body: Data?, timeout: TimeInterval,
         host: String
     ) {
         self.url = url
@@ -251,6 +252,15 @@ final class WireForm: Sendable {
         self.body = body
         self.timeout = timeout
         self.host = host
+    }
+
+    /// The parts of `request`, read through its accessors.
+    convenience init(reading request: URLRequest) {
+        let text = request.url?.absoluteString ?? ""
+        self.init(
+            url: request.url, text: text, method: request.httpMethod ?? "GET",
+            fields: request.allHTTPHeaderFields ?? [:], body: request.httpBody, timeout: request.timeoutInterval,
+            host: BackendRequest.hostKey(ofURL: text))
     }
 }
 

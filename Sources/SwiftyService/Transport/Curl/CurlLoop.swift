@@ -407,7 +407,7 @@ final class CurlLoop: @unchecked Sendable {
     /// Starts the transfer's current hop, once it has a connection to its host (CurlLoop+Connections).
     func begin(_ transfer: CurlTransfer) {
         // Read once: it decides the hop's host, whether the handle's options can stay, and otherwise it is one.
-        let url = transfer.hop.url
+        let url = transfer.hop.text
         guard !transfer.isFinished, holdsConnection(transfer, host: transfer.hop.host) else { return }
         if !mayLeaveTLSErrors, Self.isHTTPS(url) { mayLeaveTLSErrors = true }
         do {

@@ -40,10 +40,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// The request of the current hop.
     private(set) var current: URLRequest
     private(set) var redirects = 0
-    /// What the loop reads of the current hop's request, read once per hop. The first hop's is read as the
-    /// transfer is made, on the caller's thread: URLRequest's accessors copy under a lock, and the loop's one
-    /// thread carries every transfer of the backend (at 8 in flight it was the bottleneck).
-    private(set) var hop: HopRequest
+    /// What the loop reads of the current hop's request, read once per hop. The first hop's is the builder's
+    /// own, or read as the transfer is made, on the caller's thread: URLRequest's accessors copy under a lock,
+    /// and the loop's one thread carries every transfer of the backend (at 8 in flight it was the bottleneck).
+    private(set) var hop: WireForm
     /// The hop's easy handle, the loop's while the transfer has it.
     var easy: PooledHandle?
     /// The options of the request's TLS policy, kept while the transfer may connect: on a libcurl that takes
@@ -106,44 +106,12 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         // that the loop's own allocations then waited on.
         if request.downloadFile == nil { body = Data(capacity: Self.bodyReserve) }
         current = request.urlRequest
-        hop = request.wire.map(HopRequest.init) ?? HopRequest(request.urlRequest)
+        hop = request.wire ?? WireForm(reading: request.urlRequest)
         // Stored last, so that storing it is its last use: a move, not a copy of its fields.
         self.request = request
         self.policy = policy
         self.loop = loop
         self.completion = completion
-    }
-
-    /// What the loop reads of a hop's request: its URL's text, method, header fields, body, timeout and host.
-    struct HopRequest {
-        let address: URL?
-        let url: String
-        let method: String
-        let fields: [String: String]
-        let body: Data?
-        let timeout: TimeInterval
-        /// ``BackendRequest/hostKey(ofURL:)`` of `url`.
-        let host: String
-
-        init(_ wire: WireForm) {
-            address = wire.url
-            url = wire.text
-            method = wire.method
-            fields = wire.fields
-            body = wire.body
-            timeout = wire.timeout
-            host = wire.host
-        }
-
-        init(_ request: URLRequest) {
-            address = request.url
-            url = address?.absoluteString ?? ""
-            method = request.httpMethod ?? "GET"
-            fields = request.allHTTPHeaderFields ?? [:]
-            body = request.httpBody
-            timeout = request.timeoutInterval
-            host = BackendRequest.hostKey(ofURL: url)
-        }
     }
 
     /// Gets ready for a hop: resets the response, opens the body.
@@ -356,7 +324,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         }
         headHandedOver = true
         var head = Response(
-            request: request.urlRequest, statusCode: status, lines: lines, data: Data(), url: hop.address)
+            request: request.urlRequest, statusCode: status, lines: lines, data: Data(), url: hop.url)
         head.setCookieLines = setCookieLines
         sink.head(head)
     }
@@ -441,7 +409,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// downloads).
     func response(status: Int) -> HTTPURLResponse? {
         let version = statusLine?.split(separator: " ").first.map(String.init) ?? "HTTP/1.1"
-        return hop.address.flatMap {
+        return hop.url.flatMap {
             HTTPURLResponse(url: $0, statusCode: status, httpVersion: version, headerFields: headerFields())
         }
     }
@@ -462,7 +430,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             redirects: redirects)
         if case let .follow(next) = step {
             current = next
-            self.hop = HopRequest(next)
+            self.hop = WireForm(reading: next)
             resendsBody = head.statusCode == 307 || head.statusCode == 308
         }
         return step
@@ -503,7 +471,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             response = Response(request: request.urlRequest, response: head, data: body)
         } else {
             response = Response(
-                request: request.urlRequest, statusCode: status, lines: lines, data: body, url: hop.address)
+                request: request.urlRequest, statusCode: status, lines: lines, data: body, url: hop.url)
         }
         response.setCookieLines = setCookieLines
         if let metrics { response.metrics = [metrics] }
