@@ -355,13 +355,16 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// With nothing in flight, gives up the multi handle until work is queued: a caller may drive it
-    /// meanwhile. Right after a transfer ended, looks for work for ``lookForNextStart`` first.
+    /// meanwhile. Right after the transfer of a time of one at a time ended, looks for work for
+    /// ``lookForNextStart`` first. (With more in flight, the next start comes from one of several tasks the
+    /// pool's threads are busy with, on the two cores the spin would take one of.)
     private func park(lookingForWork: Bool) {
-        lock.withLock {
-            guard !hasQueuedWork else { return }
+        let lookFirst = lock.withLock { () -> Bool in
+            guard !hasQueuedWork else { return false }
             driver = .parked
+            return mostActiveLastTime <= 1
         }
-        if lookingForWork, Self.lookForNextStart > 0 {
+        if lookingForWork, lookFirst, Self.lookForNextStart > 0 {
             let deadline = DispatchTime.now().uptimeNanoseconds + Self.lookForNextStart
             repeat {
                 if lock.withLock({ driver != .parked }) { break }
