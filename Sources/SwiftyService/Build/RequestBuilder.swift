@@ -128,7 +128,7 @@ enum RequestBuilder {
             httpVersion: settings.top { $0.httpVersion } ?? .automatic, resumption: resumption)
         return PreparedRequest(
             backendRequest: backendRequest,
-            backend: settings.top { $0.backend } ?? DefaultBackend.shared,
+            backend: settings.top { $0.backend } ?? DefaultBackend.chosen,
             callbackQueue: settings.top { $0.callbackQueue },
             validStatusCodes: settings.top { $0.validStatusCodes } ?? .successful,
             middleware: middleware,

@@ -53,7 +53,7 @@ public struct RealmConfiguration: Sendable {
     /// ``setHTTPVersion(_:)``.
     public var httpVersion: HTTPVersionPreference { settings.httpVersion ?? .automatic }
     /// The backend that sends requests.
-    public var backend: any NetworkBackend { settings.backend ?? DefaultBackend.shared }
+    public var backend: any NetworkBackend { settings.backend?.backend ?? DefaultBackend.shared }
     /// The queue completion closures run on; `nil` runs them wherever the backend answers.
     public var callbackQueue: DispatchQueue? { settings.callbackQueue }
     /// What logs and recordings must never show: the always-secret headers and those declared here.
@@ -135,7 +135,7 @@ public struct RealmConfiguration: Sendable {
     public mutating func setHTTPVersion(_ version: HTTPVersionPreference?) { settings.httpVersion = version }
 
     /// Sends requests through `backend`.
-    public mutating func use(_ backend: some NetworkBackend) { settings.backend = backend }
+    public mutating func use(_ backend: some NetworkBackend) { settings.backend = ChosenBackend(backend) }
 
     /// Runs completion closures on `queue` (for example `.main`) instead of wherever the backend answers.
     public mutating func setCallbackQueue(_ queue: DispatchQueue?) { settings.callbackQueue = queue }

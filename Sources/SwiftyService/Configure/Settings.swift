@@ -28,7 +28,7 @@ struct Settings: Sendable {
         var maxResponseSize: LimitSetting<Int>?
         var maxConnectionsPerHost: Int?
         var httpVersion: HTTPVersionPreference?
-        var backend: (any NetworkBackend)?
+        var backend: ChosenBackend?
         var callbackQueue: DispatchQueue?
         /// Secrets add up across layers.
         var redaction: Redaction?

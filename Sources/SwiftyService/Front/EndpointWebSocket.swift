@@ -71,7 +71,7 @@ extension PreparedRequest {
         request.webSocketUpgrade = upgrade
         request.downloadFile = nil
         let handshake = PreparedRequest(
-            backendRequest: request, backend: backend, callbackQueue: nil, validStatusCodes: [101],
+            backendRequest: request, backend: ChosenBackend(backend), callbackQueue: nil, validStatusCodes: [101],
             middleware: middleware, leadingCache: nil, metricsLog: metricsLog, events: events, progress: nil,
             errorBody: errorBody, resourceTimeout: resourceTimeout, limits: limits, download: nil, decoder: decoder,
             coalesces: false)

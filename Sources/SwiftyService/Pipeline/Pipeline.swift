@@ -38,8 +38,8 @@ extension PreparedRequest {
         guard let state = call.state else {
             // A backend that drives an awaited request as built keeps its deadline too: no timer to set and
             // call off around every request.
-            let kept = awaited && call.mode == .buffered && backendRequest.goesAsBuilt(to: backend)
-                && backend is any CallerDrivenBackend
+            let kept = awaited && call.mode == .buffered && drivenBackend != nil
+                && backendRequest.goesAsBuilt(to: backend)
             if let deadline, !kept { call.exchange.expire(after: deadline) }
             call.exchange.start { exchange in
                 transmit(
@@ -282,7 +282,7 @@ extension PreparedRequest {
         _ request: BackendRequest, awaited: Bool, deadline: TimeInterval? = nil,
         completion: @escaping @Sendable (Result<Response, any Error>) -> Void
     ) -> BackendTask {
-        if awaited, let driven = backend as? any CallerDrivenBackend {
+        if awaited, let driven = drivenBackend {
             return driven.sendDriving(request, deadline: deadline, completion: completion)
         }
         return backend.send(request, completion: completion)

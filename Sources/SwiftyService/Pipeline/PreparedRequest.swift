@@ -14,6 +14,8 @@ final class PreparedRequest: Sendable {
     /// What the backend is asked to send.
     let backendRequest: BackendRequest
     let backend: any NetworkBackend
+    /// ``backend``, when it can carry out an awaited request on the sender's thread.
+    let drivenBackend: (any CallerDrivenBackend)?
     let callbackQueue: DispatchQueue?
     let validStatusCodes: StatusCodes
     /// Realm's, endpoint's and overrides' middleware, outermost first; empty on the fast path.
@@ -46,7 +48,7 @@ final class PreparedRequest: Sendable {
     var urlRequest: URLRequest { backendRequest.urlRequest }
 
     init(
-        backendRequest: BackendRequest, backend: any NetworkBackend, callbackQueue: DispatchQueue?,
+        backendRequest: BackendRequest, backend: ChosenBackend, callbackQueue: DispatchQueue?,
         validStatusCodes: StatusCodes, middleware: [any Middleware], leadingCache: CacheMiddleware?,
         metricsLog: MetricsLog?, events: EventEmitter?, progress: ProgressThrottle?,
         errorBody: ErrorBody?, resourceTimeout: TimeInterval?, limits: RequestLimits,
@@ -58,7 +60,8 @@ final class PreparedRequest: Sendable {
         downloadStaging = backendRequest.downloadFile
         maxResponseSize = backendRequest.maxResponseSize
         self.backendRequest = backendRequest
-        self.backend = backend
+        self.backend = backend.backend
+        drivenBackend = backend.driven
         self.callbackQueue = callbackQueue
         self.validStatusCodes = validStatusCodes
         self.middleware = middleware

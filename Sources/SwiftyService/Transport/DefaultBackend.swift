@@ -11,6 +11,9 @@ public enum DefaultBackend {
     /// The one backend that realms without one share, made when the first of them sends.
     public static let shared: any NetworkBackend = platformDefault()
 
+    /// ``shared``, as realms that set no backend choose it.
+    static let chosen = ChosenBackend(shared)
+
     private static func platformDefault() -> any NetworkBackend {
         #if canImport(FoundationNetworking)
         do {
@@ -23,5 +26,18 @@ public enum DefaultBackend {
         #else
         return URLSessionBackend.shared
         #endif
+    }
+}
+
+/// A realm's backend, and what it can do beyond ``NetworkBackend``, found once as it is chosen rather than
+/// cast for every request.
+struct ChosenBackend: Sendable {
+    let backend: any NetworkBackend
+    /// The same backend, when it can carry out an awaited request on the sender's thread.
+    let driven: (any CallerDrivenBackend)?
+
+    init(_ backend: any NetworkBackend) {
+        self.backend = backend
+        driven = backend as? any CallerDrivenBackend
     }
 }
