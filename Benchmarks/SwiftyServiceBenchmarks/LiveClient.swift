@@ -238,14 +238,21 @@ private func windowed(
     let start = now()
     let deadline = start + UInt64(seconds * 1e9)
     let count = try await withThrowingTaskGroup(of: Int.self) { group in
+        @Sendable func sendUntilDeadline() async throws -> Int {
+            var sent = 0
+            while now() < deadline {
+                try await send()
+                sent += 1
+            }
+            return sent
+        }
         for _ in 0..<inFlight {
-            group.addTask(executorPreference: executor) {
-                var sent = 0
-                while now() < deadline {
-                    try await send()
-                    sent += 1
-                }
-                return sent
+            // Plain tasks unless an executor is asked for, as the floor's are: a task made with a preference,
+            // even `nil`, has the runtime look it up at every switch, enqueue and run of its jobs.
+            if let executor {
+                group.addTask(executorPreference: executor) { try await sendUntilDeadline() }
+            } else {
+                group.addTask { try await sendUntilDeadline() }
             }
         }
         return try await group.reduce(0, +)
