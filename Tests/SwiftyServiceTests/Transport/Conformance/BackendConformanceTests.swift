@@ -130,6 +130,26 @@ struct BackendConformanceTests {
     }
 
     @Test(arguments: ConformingBackend.allCases)
+    func theCodingsItDecodesAreOfferedUnlessTheRequestSetsItsOwn(_ kind: ConformingBackend) async throws {
+        // httpbin /headers echoes the request's fields (a field sent twice, joined with a comma).
+        let realm = try realm(kind)
+        func acceptEncoding(_ headers: HTTPHeaderDictionary? = nil) async throws -> String? {
+            let body = try await TestEndpoint(realm, "headers", headers: headers).request().mapJSON()
+            return ((body as? [String: Any])?["headers"] as? [String: Any])?["Accept-Encoding"] as? String
+        }
+        let offered = Set((try await acceptEncoding() ?? "").split(separator: ",").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        })
+        #expect(offered.isSuperset(of: ["gzip", "deflate"]), "\(kind): \(offered)")
+        // A request's own field goes as it set it, once, whatever the case of its name.
+        #expect(try await acceptEncoding(["accept-encoding": "identity"]) == "identity", "\(kind)")
+        #expect(try await acceptEncoding(["Accept-Encoding": "gzip"]) == "gzip", "\(kind)")
+        // And what comes compressed under it is decoded all the same.
+        let body = try await TestEndpoint(realm, "gzip", headers: ["Accept-Encoding": "gzip"]).request().mapJSON()
+        #expect((body as? [String: Any])?["gzipped"] as? Bool == true, "\(kind)")
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
     func aSilentServerTimesOutAtTheTimeout(_ kind: ConformingBackend) async throws {
         try await measuringPromptness {
             // /slow/60 (Tests/Servers/httpbin_app.py) says nothing for 60 s; the realm allows 1.
