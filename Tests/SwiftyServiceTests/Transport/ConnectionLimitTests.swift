@@ -112,3 +112,38 @@ struct ConnectionLimitTests {
         #expect(BackendRequest.hostKey(of: URL(string: "https://Example.com/p")) == "https://example.com:443")
     }
 }
+
+/// The gate's own bookkeeping, without a server: a host it has seen stays known while it knows few, and its
+/// limit holds whether it was kept or forgotten.
+@Suite("Connection gate")
+struct HostConnectionGateTests {
+    final class Transfer: Sendable {}
+
+    @Test func anIdleHostIsKeptAndItsLimitStillHolds() {
+        let gate = HostConnectionGate<Transfer>()
+        let host = "http://a.example:80"
+        for _ in 0..<3 {
+            #expect(gate.enter(Transfer(), host: host, limit: 1))
+            let second = Transfer()
+            #expect(!gate.enter(second, host: host, limit: 1), "past the limit, a transfer waits")
+            #expect(gate.leave(host).first === second, "and starts when the first is done")
+            #expect(gate.leave(host).isEmpty)
+            #expect(gate.knownHostCount == 1, "the idle host is kept")
+        }
+    }
+
+    @Test func pastItsShareOfHostsTheGateForgetsEachAsItTurnsIdle() {
+        let gate = HostConnectionGate<Transfer>()
+        let kept = HostConnectionGate<Transfer>.hostsKeptIdle
+        let hosts = (0..<(kept + 10)).map { "http://h\($0).example:80" }
+        for host in hosts { #expect(gate.enter(Transfer(), host: host, limit: 1)) }
+        #expect(gate.knownHostCount == kept + 10)
+        for host in hosts { _ = gate.leave(host) }
+        #expect(gate.knownHostCount == kept)
+        // A forgotten host and a kept one alike take a transfer at once, and count it.
+        for host in [hosts.first!, hosts.last!] {
+            #expect(gate.enter(Transfer(), host: host, limit: 1))
+            #expect(!gate.enter(Transfer(), host: host, limit: 1))
+        }
+    }
+}
