@@ -355,9 +355,9 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// With nothing in flight, gives up the multi handle until work is queued: a caller may drive it
-    /// meanwhile. Right after the transfer of a time of one at a time ended, looks for work for
-    /// ``lookForNextStart`` first. (With more in flight, the next start comes from one of several tasks the
-    /// pool's threads are busy with, on the two cores the spin would take one of.)
+    /// meanwhile. Right after a transfer ended that had been the only one in flight since the multi handle was
+    /// last idle, looks for work for ``lookForNextStart`` first. (After more at once, the next start comes from
+    /// one of the tasks the pool's threads are running, and a spin would take a core from them.)
     private func park(lookingForWork: Bool) {
         let lookFirst = lock.withLock { () -> Bool in
             guard !hasQueuedWork else { return false }
