@@ -256,9 +256,11 @@ final class WireForm: Sendable {
 
     /// The parts of `request`, read through its accessors.
     convenience init(reading request: URLRequest) {
-        let text = request.url?.absoluteString ?? ""
+        // Each accessor copies under the request's lock: the URL is read once.
+        let url = request.url
+        let text = url?.absoluteString ?? ""
         self.init(
-            url: request.url, text: text, method: request.httpMethod ?? "GET",
+            url: url, text: text, method: request.httpMethod ?? "GET",
             fields: request.allHTTPHeaderFields ?? [:], body: request.httpBody, timeout: request.timeoutInterval,
             host: BackendRequest.hostKey(ofURL: text))
     }
