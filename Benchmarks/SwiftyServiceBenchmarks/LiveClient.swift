@@ -31,6 +31,8 @@ enum LiveClient: String, CaseIterable, Sendable {
     /// libcurl's multi interface on a thread of its own, awaited by plain tasks through a continuation: the
     /// floor for any async client (RawLibcurlAsync.swift).
     case rawLibcurlAsync = "raw-libcurl-async"
+    /// ``rawLibcurlAsync`` with tasks that prefer the loop's thread as their executor.
+    case rawLibcurlExecutor = "raw-libcurl-executor"
     /// A realm with ``CurlBackend`` over HTTP/2 (TLS, ALPN), whose policy trusts the benchmark's CA.
     case curlH2 = "curl-h2"
     /// ``rawLibcurl`` over HTTP/2 (TLS, ALPN), every request in flight on one connection.
@@ -67,7 +69,7 @@ struct LiveFigures: Sendable {
 /// which the threads share out (measured by hand, no scenario of its own: see the README).
 func runLiveClient(
     _ client: LiveClient, base: URL, inFlight: Int, warmUp: Double, window: Double, curlThreads: Int = 1,
-    hosts: Int = 1, caFile: URL? = nil
+    hosts: Int = 1, caFile: URL? = nil, busyNanoseconds: UInt64 = 0
 ) async throws -> LiveFigures {
     let url = base.appendingPathComponent("user.json")
     let run: (Double) async throws -> (requests: Int, seconds: Double, cpu: UInt64)
@@ -95,6 +97,24 @@ func runLiveClient(
             let count = await withTaskGroup(of: Int.self) { group in
                 for index in 0..<inFlight {
                     group.addTask {
+                        var answered = 0
+                        while now() < deadline { if await raw.perform(index) { answered += 1 } }
+                        return answered
+                    }
+                }
+                return await group.reduce(0, +)
+            }
+            return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
+        }
+    case .rawLibcurlExecutor:
+        let raw = try RawLibcurlExecutor(url: url, inFlight: inFlight, busyNanoseconds: busyNanoseconds)
+        run = { seconds in
+            let cpuStart = processCPUTime()
+            let start = now()
+            let deadline = start + UInt64(seconds * 1e9)
+            let count = await withTaskGroup(of: Int.self) { group in
+                for index in 0..<inFlight {
+                    group.addTask(executorPreference: raw) {
                         var answered = 0
                         while now() < deadline { if await raw.perform(index) { answered += 1 } }
                         return answered

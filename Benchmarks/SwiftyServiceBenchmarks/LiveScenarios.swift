@@ -67,14 +67,25 @@ func liveScenarios(_ settings: Settings, base: URL, inFlight: Int, wanted: (Stri
                     goal: inFlight > 1 ? 1.5 : nil)
             }
         ),
+        // The executor's own floor, without a goal: libcurl's loop as the executor of tasks that await it through
+        // a continuation, against the same loop alone — what Swift's part of `curl-executor` costs by itself.
+        (
+            "live.floor.executor.\(mode).cpu", [.rawLibcurlExecutor, .rawLibcurl],
+            {
+                $0.cpu(
+                    "live.floor.executor.\(mode).cpu", .rawLibcurlExecutor, against: .rawLibcurl, goal: nil)
+            }
+        ),
         (
             "live.default.\(mode)", [.defaultBackend, .rawURLSession],
             { $0.throughput("live.default.\(mode)", .defaultBackend, against: .rawURLSession, goal: 4) }
         ),
     ]
-    // The connection count is a goal at 8 in flight only (sequentially there is nothing to churn).
+    // The connection count is a goal at 8 in flight only (sequentially there is nothing to churn); the floor of
+    // the executor is measured where its goal is.
     let chosen = scenarios.filter {
-        wanted($0.name) && ($0.name.hasSuffix(".connections") ? inFlight > 1 : true)
+        let eightInFlightOnly = $0.name.hasSuffix(".connections") || $0.name.hasPrefix("live.floor.")
+        return wanted($0.name) && (eightInFlightOnly ? inFlight > 1 : true)
     }
     guard !chosen.isEmpty else { return [] }
     let rounds = try LiveRounds(
@@ -102,7 +113,9 @@ func liveClientMain(_ arguments: ArraySlice<String>) async -> Int32 {
         let figures = try await runLiveClient(
             client, base: base, inFlight: inFlight, warmUp: warmUp, window: window,
             curlThreads: value("--curl-threads").flatMap(Int.init) ?? 1,
-            hosts: value("--hosts").flatMap(Int.init) ?? 1, caFile: value("--ca").map { URL(fileURLWithPath: $0) })
+            hosts: value("--hosts").flatMap(Int.init) ?? 1,
+            caFile: value("--ca").map { URL(fileURLWithPath: $0) },
+            busyNanoseconds: value("--busy-ns").flatMap(UInt64.init) ?? 0)
         print(figures.line)
         return 0
     } catch {
