@@ -115,62 +115,119 @@ extension AsyncNetworkBackend {
 
 /// What a backend is asked to send: the built `URLRequest`, and what it was built from.
 public struct BackendRequest: Sendable {
+    /// The fields, behind one reference: a request is handed on and kept several times (the prepared request,
+    /// the transfer), and a copy is then one retain rather than one per field; a change copies them first
+    /// when the reference is shared.
+    private var fields: Fields
+
     /// The request to send, complete with URL, method, headers, body, timeout and cache policy.
     public var urlRequest: URLRequest {
-        // A changed request is read anew; what the builder wrote down no longer describes it.
-        didSet { wire = nil }
+        get { fields.urlRequest }
+        set {
+            unique().urlRequest = newValue
+            // A changed request is read anew; what the builder wrote down no longer describes it.
+            fields.wire = nil
+        }
     }
     /// What the builder wrote into ``urlRequest``, as it wrote it, while the request is unchanged: a
     /// transport that reads its parts takes them from here rather than through `URLRequest`'s accessors,
     /// which copy under a lock.
-    var wire: WireForm?
+    var wire: WireForm? {
+        get { fields.wire }
+        set { unique().wire = newValue }
+    }
     /// The endpoint the request was built from, kept opaque here: ``endpoint`` reads it as what it is.
-    let builtFrom: (any Sendable)?
+    var builtFrom: (any Sendable)? { fields.builtFrom }
     /// The CRUD method, if the request came from a ``Service``.
-    public let crudMethod: CRUDMethod?
+    public var crudMethod: CRUDMethod? { fields.crudMethod }
     /// The endpoint's ``SwiftyServiceProtocol/sampleData``, what stubs answer with.
-    public let sampleData: Data
+    public var sampleData: Data { fields.sampleData }
     /// What the realm declares secret, for backends that log or record.
-    public let redaction: Redaction
+    public var redaction: Redaction { fields.redaction }
     /// A file the body is to be streamed from (`urlRequest.httpBody` is then empty). Only backends that
     /// declare ``NetworkBackend/supportsStreaming`` ever see one; others get the body in memory.
     public var bodyFile: URL? { bodySource?.url }
     /// Where to write the response body instead of memory; the ``Response`` then has `fileURL` set to it
     /// and empty `data`. Only streaming backends see one.
-    public internal(set) var downloadFile: URL?
+    public internal(set) var downloadFile: URL? {
+        get { fields.downloadFile }
+        set { unique().downloadFile = newValue }
+    }
     /// The largest body the realm accepts in memory; a backend that can should stop the transfer and fail
     /// with ``ResponseTooLarge`` once the body (or its declared length) goes past it.
-    public internal(set) var maxResponseSize: Int?
+    public internal(set) var maxResponseSize: Int? {
+        get { fields.maxResponseSize }
+        set { unique().maxResponseSize = newValue }
+    }
     /// The most connections the realm lets its requests hold to one host; `nil`: the backend's own limit.
-    public internal(set) var maxConnectionsPerHost: Int?
+    public internal(set) var maxConnectionsPerHost: Int? {
+        get { fields.maxConnectionsPerHost }
+        set { unique().maxConnectionsPerHost = newValue }
+    }
     /// The version of HTTP to speak; only backends whose ``NetworkBackend/supportedHTTPVersions`` hold it
     /// see one other than ``HTTPVersionPreference/automatic``.
-    public internal(set) var httpVersion: HTTPVersionPreference = .automatic
+    public internal(set) var httpVersion: HTTPVersionPreference {
+        get { fields.httpVersion }
+        set { unique().httpVersion = newValue }
+    }
     /// The realm's TLS policy, which the backend applies to every connection it makes for the request. Only
     /// backends whose ``NetworkBackend/supportedTLSFeatures`` cover it see one.
-    public internal(set) var tlsPolicy: TLSPolicy?
-    var bodySource: BodyFile?
+    public internal(set) var tlsPolicy: TLSPolicy? {
+        get { fields.tlsPolicy }
+        set { unique().tlsPolicy = newValue }
+    }
+    var bodySource: BodyFile? {
+        get { fields.bodySource }
+        set { unique().bodySource = newValue }
+    }
     /// A body read from an `AsyncSequence`, once; only backends that stream it (``BodyStreamingBackend``) see
     /// one, others get it collected into `urlRequest.httpBody`.
-    var bodyStream: BodyStream?
-    var progress: ProgressThrottle?
+    var bodyStream: BodyStream? {
+        get { fields.bodyStream }
+        set { unique().bodyStream = newValue }
+    }
+    var progress: ProgressThrottle? {
+        get { fields.progress }
+        set { unique().progress = newValue }
+    }
     /// The bytes of the body on disk before this attempt, which a resumed download's progress counts from.
-    var progressOffset: Int64 = 0
+    var progressOffset: Int64 {
+        get { fields.progressOffset }
+        set { unique().progressOffset = newValue }
+    }
     /// The resumable download this attempt belongs to: a backend that writes ``downloadFile`` hands what it
     /// wrote of a failed attempt to it (``DownloadResumption/interrupted(segment:head:)``) instead of removing it.
-    var resumption: DownloadResumption?
+    var resumption: DownloadResumption? {
+        get { fields.resumption }
+        set { unique().resumption = newValue }
+    }
     /// Whether the realm collects metrics: a backend that can measures the attempt into
     /// ``Response/metrics`` (one ``TransferMetrics``).
-    public internal(set) var collectsMetrics = false
+    public internal(set) var collectsMetrics: Bool {
+        get { fields.collectsMetrics }
+        set { unique().collectsMetrics = newValue }
+    }
     /// Who hears of the redirects the backend follows, when the realm has observers.
-    var reports: (any TransferReporting)?
+    var reports: (any TransferReporting)? {
+        get { fields.reports }
+        set { unique().reports = newValue }
+    }
     /// The realm's cookie jar, if it keeps cookies.
-    var cookieJar: CookieJar?
+    var cookieJar: CookieJar? {
+        get { fields.cookieJar }
+        set { unique().cookieJar = newValue }
+    }
     /// The `Cookie` header the request had before the jar's cookies joined it.
-    var explicitCookies: String?
+    var explicitCookies: String? {
+        get { fields.explicitCookies }
+        set { unique().explicitCookies = newValue }
+    }
     /// Set when the request is a WebSocket handshake: backends that can open one answer `101` and leave the
     /// socket in it.
-    var webSocketUpgrade: WebSocketUpgrade?
+    var webSocketUpgrade: WebSocketUpgrade? {
+        get { fields.webSocketUpgrade }
+        set { unique().webSocketUpgrade = newValue }
+    }
 
     init(
         urlRequest: URLRequest, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?, sampleData: Data,
@@ -181,24 +238,19 @@ public struct BackendRequest: Sendable {
         maxConnectionsPerHost: Int? = nil, httpVersion: HTTPVersionPreference = .automatic,
         resumption: DownloadResumption? = nil
     ) {
-        self.urlRequest = urlRequest
-        self.wire = wire
-        self.builtFrom = builtFrom
-        self.crudMethod = crudMethod
-        self.sampleData = sampleData
-        self.redaction = redaction
-        self.bodySource = bodySource
-        self.downloadFile = downloadFile
-        self.maxResponseSize = maxResponseSize
-        self.cookieJar = cookieJar
-        self.tlsPolicy = tlsPolicy
-        self.progress = progress
-        self.collectsMetrics = collectsMetrics
-        self.reports = reports
-        self.bodyStream = bodyStream
-        self.maxConnectionsPerHost = maxConnectionsPerHost
-        self.httpVersion = httpVersion
-        self.resumption = resumption
+        fields = Fields(
+            urlRequest: urlRequest, wire: wire, builtFrom: builtFrom, crudMethod: crudMethod,
+            sampleData: sampleData, redaction: redaction, downloadFile: downloadFile,
+            maxResponseSize: maxResponseSize, maxConnectionsPerHost: maxConnectionsPerHost,
+            httpVersion: httpVersion, tlsPolicy: tlsPolicy, bodySource: bodySource, bodyStream: bodyStream,
+            progress: progress, resumption: resumption, collectsMetrics: collectsMetrics, reports: reports,
+            cookieJar: cookieJar)
+    }
+
+    /// The fields, this request's own: copied first when another request shares them.
+    private mutating func unique() -> Fields {
+        if !isKnownUniquelyReferenced(&fields) { fields = fields.copy() }
+        return fields
     }
 
     /// Reports how far the transfer has come; SwiftyService throttles what reaches the caller.
@@ -226,6 +278,74 @@ public struct BackendRequest: Sendable {
 
     /// Whether the caller asked for progress reports (backends may then pick a slower, reporting path).
     public var wantsProgress: Bool { progress != nil }
+}
+
+/// ``BackendRequest``'s fields. Changed only through a request that holds the one reference to them (its
+/// `unique()`), so that no two threads ever change or read-while-changing the same instance.
+private final class Fields: @unchecked Sendable {
+    var urlRequest: URLRequest
+    var wire: WireForm?
+    let builtFrom: (any Sendable)?
+    let crudMethod: CRUDMethod?
+    let sampleData: Data
+    let redaction: Redaction
+    var downloadFile: URL?
+    var maxResponseSize: Int?
+    var maxConnectionsPerHost: Int?
+    var httpVersion: HTTPVersionPreference
+    var tlsPolicy: TLSPolicy?
+    var bodySource: BodyFile?
+    var bodyStream: BodyStream?
+    var progress: ProgressThrottle?
+    var progressOffset: Int64 = 0
+    var resumption: DownloadResumption?
+    var collectsMetrics: Bool
+    var reports: (any TransferReporting)?
+    var cookieJar: CookieJar?
+    var explicitCookies: String?
+    var webSocketUpgrade: WebSocketUpgrade?
+
+    init(
+        urlRequest: URLRequest, wire: WireForm?, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?,
+        sampleData: Data, redaction: Redaction, downloadFile: URL?, maxResponseSize: Int?,
+        maxConnectionsPerHost: Int?, httpVersion: HTTPVersionPreference, tlsPolicy: TLSPolicy?,
+        bodySource: BodyFile?, bodyStream: BodyStream?, progress: ProgressThrottle?,
+        resumption: DownloadResumption?, collectsMetrics: Bool, reports: (any TransferReporting)?,
+        cookieJar: CookieJar?
+    ) {
+        self.urlRequest = urlRequest
+        self.wire = wire
+        self.builtFrom = builtFrom
+        self.crudMethod = crudMethod
+        self.sampleData = sampleData
+        self.redaction = redaction
+        self.downloadFile = downloadFile
+        self.maxResponseSize = maxResponseSize
+        self.maxConnectionsPerHost = maxConnectionsPerHost
+        self.httpVersion = httpVersion
+        self.tlsPolicy = tlsPolicy
+        self.bodySource = bodySource
+        self.bodyStream = bodyStream
+        self.progress = progress
+        self.resumption = resumption
+        self.collectsMetrics = collectsMetrics
+        self.reports = reports
+        self.cookieJar = cookieJar
+    }
+
+    func copy() -> Fields {
+        let copy = Fields(
+            urlRequest: urlRequest, wire: wire, builtFrom: builtFrom, crudMethod: crudMethod,
+            sampleData: sampleData, redaction: redaction, downloadFile: downloadFile,
+            maxResponseSize: maxResponseSize, maxConnectionsPerHost: maxConnectionsPerHost,
+            httpVersion: httpVersion, tlsPolicy: tlsPolicy, bodySource: bodySource, bodyStream: bodyStream,
+            progress: progress, resumption: resumption, collectsMetrics: collectsMetrics, reports: reports,
+            cookieJar: cookieJar)
+        copy.progressOffset = progressOffset
+        copy.explicitCookies = explicitCookies
+        copy.webSocketUpgrade = webSocketUpgrade
+        return copy
+    }
 }
 
 /// The parts of a request a transport sends: as the builder wrote them into its `URLRequest`, or read back from
