@@ -4,20 +4,24 @@ let curlWrite: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutable
     {
         data, size, count, context in
         guard let data, let context else { return 0 }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
         let bytes = size * count
-        if transfer.sink != nil { return transfer.stream(UnsafeRawBufferPointer(start: data, count: bytes)) }
-        return transfer.write(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
+        // Borrowed, not retained: the loop holds the transfer for as long as libcurl may call back.
+        return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef { transfer in
+            let chunk = UnsafeRawBufferPointer(start: data, count: bytes)
+            if transfer.sink != nil { return transfer.stream(chunk) }
+            return transfer.write(chunk) ? bytes : 0
+        }
     }
 
 let curlHeader: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int =
     {
         data, size, count, context in
         guard let data, let context else { return 0 }
-        let transfer = Unmanaged<CurlTransfer>.fromOpaque(context).takeUnretainedValue()
         let bytes = size * count
         // Anything but `bytes` makes libcurl abort the transfer at once (CURLE_WRITE_ERROR).
-        return transfer.header(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
+        return Unmanaged<CurlTransfer>.fromOpaque(context)._withUnsafeGuaranteedRef { transfer in
+            transfer.header(UnsafeRawBufferPointer(start: data, count: bytes)) ? bytes : 0
+        }
     }
 
 let curlRead: @convention(c) (UnsafeMutableRawPointer?, Int, Int, UnsafeMutableRawPointer?) -> Int = {

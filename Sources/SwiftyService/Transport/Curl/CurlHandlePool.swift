@@ -104,10 +104,21 @@ struct ReusableSetup: Equatable {
 
     /// The hop's setup, or `nil` when its options depend on more (a body, a TLS policy, a stream).
     init?(for transfer: CurlTransfer, url: String, fields: [String: String]) {
-        guard !transfer.hasBody, transfer.request.tlsPolicy == nil, transfer.sink == nil, !url.isEmpty
-        else { return nil }
+        guard Self.applies(to: transfer, url: url) else { return nil }
         self.url = url
         method = transfer.hop.method
         self.fields = fields
+    }
+
+    /// Whether the hop's options are all set from its setup.
+    static func applies(to transfer: CurlTransfer, url: String) -> Bool {
+        !transfer.hasBody && transfer.request.tlsPolicy == nil && transfer.sink == nil && !url.isEmpty
+    }
+
+    /// Whether this is the setup of the hop to `url` with `fields`: compared in place, with no setup made for
+    /// the hop (a copy of its URL, method and fields, and a release of each, for every request).
+    func isSetup(of transfer: CurlTransfer, url: String, fields: [String: String]) -> Bool {
+        Self.applies(to: transfer, url: url) && self.url == url && method == transfer.hop.method
+            && self.fields == fields
     }
 }

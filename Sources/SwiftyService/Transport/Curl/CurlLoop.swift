@@ -427,8 +427,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         let handle = pooled.raw
         let fields = transfer.hop.fields
-        let setup = ReusableSetup(for: transfer, url: url, fields: fields)
-        if let setup, pooled.setup == setup {
+        if pooled.setup?.isSetup(of: transfer, url: url, fields: fields) == true {
             // The handle is set up as this hop needs, from a hop just like it: only the hop's own pointers
             // change (raw libcurl reuses a handle so, without curl_easy_reset and a URL parsed again).
             transfer.easy = pooled
@@ -451,7 +450,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         transfer.easy = pooled
         configure(pooled, for: transfer, url: url, fields: fields)
-        pooled.setup = setup
+        pooled.setup = ReusableSetup(for: transfer, url: url, fields: fields)
         watchHandshake(of: transfer, on: handle, url: url)
         setActive(transfer, for: handle)
         _ = curl.multiAddHandle(multi, handle)
