@@ -90,40 +90,10 @@ func runLiveClient(
         }
     case .rawLibcurlAsync:
         let raw = try RawLibcurlAsync(url: url, inFlight: inFlight)
-        run = { seconds in
-            let cpuStart = processCPUTime()
-            let start = now()
-            let deadline = start + UInt64(seconds * 1e9)
-            let count = await withTaskGroup(of: Int.self) { group in
-                for index in 0..<inFlight {
-                    group.addTask {
-                        var answered = 0
-                        while now() < deadline { if await raw.perform(index) { answered += 1 } }
-                        return answered
-                    }
-                }
-                return await group.reduce(0, +)
-            }
-            return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
-        }
+        run = { seconds in await awaitedByTasks(raw, seconds, inFlight: inFlight) }
     case .rawLibcurlExecutor:
         let raw = try RawLibcurlExecutor(url: url, inFlight: inFlight, busyNanoseconds: busyNanoseconds)
-        run = { seconds in
-            let cpuStart = processCPUTime()
-            let start = now()
-            let deadline = start + UInt64(seconds * 1e9)
-            let count = await withTaskGroup(of: Int.self) { group in
-                for index in 0..<inFlight {
-                    group.addTask(executorPreference: raw) {
-                        var answered = 0
-                        while now() < deadline { if await raw.perform(index) { answered += 1 } }
-                        return answered
-                    }
-                }
-                return await group.reduce(0, +)
-            }
-            return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
-        }
+        run = { seconds in await awaitedByTasks(raw, seconds, inFlight: inFlight, on: raw) }
     case .rawURLSession:
         let session = URLSession(configuration: URLSessionBackend.defaultConfiguration())
         var request = URLRequest(url: url)
@@ -173,6 +143,41 @@ func runLiveClient(
     return LiveFigures(
         perSecond: Double(measured.requests) / measured.seconds,
         cpuMicroseconds: Double(measured.cpu) / 1_000 / Double(max(1, measured.requests)))
+}
+
+/// A raw client awaited by tasks: one request at a time on handle `index`, `true` when it was answered.
+protocol AwaitedRawClient: Sendable {
+    func perform(_ index: Int) async -> Bool
+}
+
+extension RawLibcurlAsync: AwaitedRawClient {}
+extension RawLibcurlExecutor: AwaitedRawClient {}
+
+/// `raw`'s requests, one task per handle, until `seconds` have passed: plain tasks, or tasks that prefer
+/// `executor`.
+private func awaitedByTasks(
+    _ raw: some AwaitedRawClient, _ seconds: Double, inFlight: Int, on executor: (any TaskExecutor)? = nil
+) async -> (requests: Int, seconds: Double, cpu: UInt64) {
+    let cpuStart = processCPUTime()
+    let start = now()
+    let deadline = start + UInt64(seconds * 1e9)
+    let count = await withTaskGroup(of: Int.self) { group in
+        for index in 0..<inFlight {
+            @Sendable func performUntilDeadline() async -> Int {
+                var answered = 0
+                while now() < deadline { if await raw.perform(index) { answered += 1 } }
+                return answered
+            }
+            // Plain tasks unless an executor is asked for, as in `windowed`.
+            if let executor {
+                group.addTask(executorPreference: executor) { await performUntilDeadline() }
+            } else {
+                group.addTask { await performUntilDeadline() }
+            }
+        }
+        return await group.reduce(0, +)
+    }
+    return (count, Double(now() - start) / 1e9, processCPUTime() - cpuStart)
 }
 
 /// `inFlight` chains of callback requests until `seconds` have passed: each completion sends the next.

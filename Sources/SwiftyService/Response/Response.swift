@@ -9,52 +9,49 @@ public struct Response: Sendable, CustomStringConvertible {
     /// The head and the body, behind one reference: a response is copied several times on its way to the
     /// caller (the answer, the outcome an exchange keeps, the task resumed with it), and a copy is then one
     /// retain rather than one per part; a change copies the parts first when the reference is shared.
-    private var parts: Parts
+    private var parts: CopyOnWriteBox<Parts>
 
     /// The request as it was sent.
     public var request: URLRequest { head.request }
     /// The HTTP response head: status and headers. (Made on first use when the backend gave only the
     /// parts: on Linux, building an `HTTPURLResponse` costs more than the rest of a libcurl request.)
     public var response: HTTPURLResponse { head.response }
-    private var head: Head { parts.head }
+    private var head: Head { parts.value.head }
     /// The response body; empty when there is none, and for a download (see ``fileURL``).
     public internal(set) var data: Data {
-        get { parts.data }
-        set { unique().data = newValue }
+        get { parts.value.data }
+        set { unique().value.data = newValue }
     }
     /// How many times the request was sent to get this response: more than 1 after retries.
     public internal(set) var attempts: Int {
-        get { parts.attempts }
-        set { unique().attempts = newValue }
+        get { parts.value.attempts }
+        set { unique().value.attempts = newValue }
     }
     /// Where the response came from: the network, a realm's ``HTTPCache``, or the cache after a 304.
     public internal(set) var source: Source {
-        get { parts.source }
-        set { unique().source = newValue }
+        get { parts.value.source }
+        set { unique().value.source = newValue }
     }
     /// The file the body was written to, for a download; `data` is then empty.
     public internal(set) var fileURL: URL? {
-        get { parts.fileURL }
-        set { unique().fileURL = newValue }
+        get { parts.value.fileURL }
+        set { unique().value.fileURL = newValue }
     }
     /// How each attempt went over the network, phase by phase, when the realm collects metrics; empty
     /// otherwise. Backends that measure set it (one entry for their attempt).
     public var metrics: [TransferMetrics] {
-        get { parts.metrics }
-        set { unique().metrics = newValue }
+        get { parts.value.metrics }
+        set { unique().value.metrics = newValue }
     }
     /// The body still arriving, for a streamed call (``SwiftyServiceProtocol/stream()``); `nil` when
     /// ``data`` (or ``fileURL``) holds the whole body.
     private(set) var arriving: BodyOwner? {
-        get { parts.arriving }
-        set { unique().arriving = newValue }
+        get { parts.value.arriving }
+        set { unique().value.arriving = newValue }
     }
 
     /// The parts, this response's own: copied first when another response shares them.
-    private mutating func unique() -> Parts {
-        if !isKnownUniquelyReferenced(&parts) { parts = parts.copy() }
-        return parts
-    }
+    private mutating func unique() -> CopyOnWriteBox<Parts> { CopyOnWriteBox.unique(&parts) }
 
     /// Whether the body is still arriving: the response of a streamed call (``SwiftyServiceProtocol/stream()``)
     /// as middleware sees it, whose body goes to the stream's reader after the chain. ``data`` is then empty;
@@ -96,8 +93,8 @@ public struct Response: Sendable, CustomStringConvertible {
     /// (CurlBackend); `nil` where it had them only joined with ", " (URLSession on Linux), which the realm's
     /// cookie jar then splits again by a guess (``CookieJar/splitCombinedSetCookie(_:)``).
     var setCookieLines: [String]? {
-        get { parts.setCookieLines }
-        set { unique().setCookieLines = newValue }
+        get { parts.value.setCookieLines }
+        set { unique().value.setCookieLines = newValue }
     }
 
     /// Where a response came from.
@@ -112,7 +109,12 @@ public struct Response: Sendable, CustomStringConvertible {
 
     /// Creates a response; backends and tests make these.
     public init(request: URLRequest, response: HTTPURLResponse, data: Data) {
-        parts = Parts(head: Head(request, response), data: data)
+        self.init(head: Head(request, response), data: data)
+    }
+
+    /// A response of `head` and `data`.
+    private init(head: Head, data: Data) {
+        parts = CopyOnWriteBox(Parts(head: head, data: data))
     }
 
     /// A response whose body a streaming backend wrote to `fileURL` (``BackendRequest/downloadFile``).
@@ -127,20 +129,20 @@ public struct Response: Sendable, CustomStringConvertible {
         url: URL? = nil
     ) {
         let url = url ?? request.url ?? .placeholder
-        parts = Parts(head: Head(request, url: url, statusCode: statusCode, headers: headers), data: data)
+        self.init(head: Head(request, url: url, statusCode: statusCode, headers: headers), data: data)
     }
 
     /// A response from fields already read, as CurlBackend has them; `url` defaults to the request's.
     init(request: URLRequest, statusCode: Int, fields: HeaderFields, data: Data, url: URL? = nil) {
         let url = url ?? request.url ?? .placeholder
-        parts = Parts(head: Head(request, url: url, statusCode: statusCode, fields: fields), data: data)
+        self.init(head: Head(request, url: url, statusCode: statusCode, fields: fields), data: data)
     }
 
     /// A response whose fields are parsed from the head's `lines` once asked for, as CurlBackend has them;
     /// `url` defaults to the request's.
     init(request: URLRequest, statusCode: Int, lines: HeaderLines, data: Data, url: URL? = nil) {
         let url = url ?? request.url ?? .placeholder
-        parts = Parts(head: Head(request, url: url, statusCode: statusCode, lines: lines), data: data)
+        self.init(head: Head(request, url: url, statusCode: statusCode, lines: lines), data: data)
     }
 
     /// A response from fields already read and one more field whose name they lack, as the cache serves
@@ -149,11 +151,9 @@ public struct Response: Sendable, CustomStringConvertible {
         request: URLRequest, statusCode: Int, fields: HeaderFields, adding added: HeaderFields.Field,
         data: Data
     ) {
-        parts = Parts(
-            head: Head(
-                request, url: request.url ?? .placeholder, statusCode: statusCode, fields: fields,
-                adding: added),
-            data: data)
+        let head = Head(
+            request, url: request.url ?? .placeholder, statusCode: statusCode, fields: fields, adding: added)
+        self.init(head: head, data: data)
     }
 
     /// The HTTP status code.
@@ -211,9 +211,8 @@ public struct Response: Sendable, CustomStringConvertible {
     }
 }
 
-/// A ``Response``'s head and body. Changed only through a response that holds the one reference to them (its
-/// `unique()`), so that no two threads ever change or read-while-changing the same instance.
-private final class Parts: @unchecked Sendable {
+/// A ``Response``'s head and body, which it keeps in a ``CopyOnWriteBox``.
+private struct Parts: Sendable {
     let head: Response.Head
     var data: Data
     var attempts = 1
@@ -222,22 +221,6 @@ private final class Parts: @unchecked Sendable {
     var metrics: [TransferMetrics] = []
     var arriving: BodyOwner?
     var setCookieLines: [String]?
-
-    init(head: Response.Head, data: Data) {
-        self.head = head
-        self.data = data
-    }
-
-    func copy() -> Parts {
-        let copy = Parts(head: head, data: data)
-        copy.attempts = attempts
-        copy.source = source
-        copy.fileURL = fileURL
-        copy.metrics = metrics
-        copy.arriving = arriving
-        copy.setCookieLines = setCookieLines
-        return copy
-    }
 }
 
 /// A body still arriving after its head, as a response carries it through the middleware chain to its reader.

@@ -118,115 +118,115 @@ public struct BackendRequest: Sendable {
     /// The fields, behind one reference: a request is handed on and kept several times (the prepared request,
     /// the transfer), and a copy is then one retain rather than one per field; a change copies them first
     /// when the reference is shared.
-    private var fields: Fields
+    private var fields: CopyOnWriteBox<Fields>
 
     /// The request to send, complete with URL, method, headers, body, timeout and cache policy.
     public var urlRequest: URLRequest {
-        get { fields.urlRequest }
+        get { fields.value.urlRequest }
         set {
-            unique().urlRequest = newValue
+            unique().value.urlRequest = newValue
             // A changed request is read anew; what the builder wrote down no longer describes it.
-            fields.wire = nil
+            fields.value.wire = nil
         }
     }
     /// What the builder wrote into ``urlRequest``, as it wrote it, while the request is unchanged: a
     /// transport that reads its parts takes them from here rather than through `URLRequest`'s accessors,
     /// which copy under a lock.
     var wire: WireForm? {
-        get { fields.wire }
-        set { unique().wire = newValue }
+        get { fields.value.wire }
+        set { unique().value.wire = newValue }
     }
     /// The endpoint the request was built from, kept opaque here: ``endpoint`` reads it as what it is.
-    var builtFrom: (any Sendable)? { fields.builtFrom }
+    var builtFrom: (any Sendable)? { fields.value.builtFrom }
     /// The CRUD method, if the request came from a ``Service``.
-    public var crudMethod: CRUDMethod? { fields.crudMethod }
+    public var crudMethod: CRUDMethod? { fields.value.crudMethod }
     /// The endpoint's ``SwiftyServiceProtocol/sampleData``, what stubs answer with.
-    public var sampleData: Data { fields.sampleData }
+    public var sampleData: Data { fields.value.sampleData }
     /// What the realm declares secret, for backends that log or record.
-    public var redaction: Redaction { fields.redaction }
+    public var redaction: Redaction { fields.value.redaction }
     /// A file the body is to be streamed from (`urlRequest.httpBody` is then empty). Only backends that
     /// declare ``NetworkBackend/supportsStreaming`` ever see one; others get the body in memory.
     public var bodyFile: URL? { bodySource?.url }
     /// Where to write the response body instead of memory; the ``Response`` then has `fileURL` set to it
     /// and empty `data`. Only streaming backends see one.
     public internal(set) var downloadFile: URL? {
-        get { fields.downloadFile }
-        set { unique().downloadFile = newValue }
+        get { fields.value.downloadFile }
+        set { unique().value.downloadFile = newValue }
     }
     /// The largest body the realm accepts in memory; a backend that can should stop the transfer and fail
     /// with ``ResponseTooLarge`` once the body (or its declared length) goes past it.
     public internal(set) var maxResponseSize: Int? {
-        get { fields.maxResponseSize }
-        set { unique().maxResponseSize = newValue }
+        get { fields.value.maxResponseSize }
+        set { unique().value.maxResponseSize = newValue }
     }
     /// The most connections the realm lets its requests hold to one host; `nil`: the backend's own limit.
     public internal(set) var maxConnectionsPerHost: Int? {
-        get { fields.maxConnectionsPerHost }
-        set { unique().maxConnectionsPerHost = newValue }
+        get { fields.value.maxConnectionsPerHost }
+        set { unique().value.maxConnectionsPerHost = newValue }
     }
     /// The version of HTTP to speak; only backends whose ``NetworkBackend/supportedHTTPVersions`` hold it
     /// see one other than ``HTTPVersionPreference/automatic``.
     public internal(set) var httpVersion: HTTPVersionPreference {
-        get { fields.httpVersion }
-        set { unique().httpVersion = newValue }
+        get { fields.value.httpVersion }
+        set { unique().value.httpVersion = newValue }
     }
     /// The realm's TLS policy, which the backend applies to every connection it makes for the request. Only
     /// backends whose ``NetworkBackend/supportedTLSFeatures`` cover it see one.
     public internal(set) var tlsPolicy: TLSPolicy? {
-        get { fields.tlsPolicy }
-        set { unique().tlsPolicy = newValue }
+        get { fields.value.tlsPolicy }
+        set { unique().value.tlsPolicy = newValue }
     }
     var bodySource: BodyFile? {
-        get { fields.bodySource }
-        set { unique().bodySource = newValue }
+        get { fields.value.bodySource }
+        set { unique().value.bodySource = newValue }
     }
     /// A body read from an `AsyncSequence`, once; only backends that stream it (``BodyStreamingBackend``) see
     /// one, others get it collected into `urlRequest.httpBody`.
     var bodyStream: BodyStream? {
-        get { fields.bodyStream }
-        set { unique().bodyStream = newValue }
+        get { fields.value.bodyStream }
+        set { unique().value.bodyStream = newValue }
     }
     var progress: ProgressThrottle? {
-        get { fields.progress }
-        set { unique().progress = newValue }
+        get { fields.value.progress }
+        set { unique().value.progress = newValue }
     }
     /// The bytes of the body on disk before this attempt, which a resumed download's progress counts from.
     var progressOffset: Int64 {
-        get { fields.progressOffset }
-        set { unique().progressOffset = newValue }
+        get { fields.value.progressOffset }
+        set { unique().value.progressOffset = newValue }
     }
     /// The resumable download this attempt belongs to: a backend that writes ``downloadFile`` hands what it
     /// wrote of a failed attempt to it (``DownloadResumption/interrupted(segment:head:)``) instead of removing it.
     var resumption: DownloadResumption? {
-        get { fields.resumption }
-        set { unique().resumption = newValue }
+        get { fields.value.resumption }
+        set { unique().value.resumption = newValue }
     }
     /// Whether the realm collects metrics: a backend that can measures the attempt into
     /// ``Response/metrics`` (one ``TransferMetrics``).
     public internal(set) var collectsMetrics: Bool {
-        get { fields.collectsMetrics }
-        set { unique().collectsMetrics = newValue }
+        get { fields.value.collectsMetrics }
+        set { unique().value.collectsMetrics = newValue }
     }
     /// Who hears of the redirects the backend follows, when the realm has observers.
     var reports: (any TransferReporting)? {
-        get { fields.reports }
-        set { unique().reports = newValue }
+        get { fields.value.reports }
+        set { unique().value.reports = newValue }
     }
     /// The realm's cookie jar, if it keeps cookies.
     var cookieJar: CookieJar? {
-        get { fields.cookieJar }
-        set { unique().cookieJar = newValue }
+        get { fields.value.cookieJar }
+        set { unique().value.cookieJar = newValue }
     }
     /// The `Cookie` header the request had before the jar's cookies joined it.
     var explicitCookies: String? {
-        get { fields.explicitCookies }
-        set { unique().explicitCookies = newValue }
+        get { fields.value.explicitCookies }
+        set { unique().value.explicitCookies = newValue }
     }
     /// Set when the request is a WebSocket handshake: backends that can open one answer `101` and leave the
     /// socket in it.
     var webSocketUpgrade: WebSocketUpgrade? {
-        get { fields.webSocketUpgrade }
-        set { unique().webSocketUpgrade = newValue }
+        get { fields.value.webSocketUpgrade }
+        set { unique().value.webSocketUpgrade = newValue }
     }
 
     init(
@@ -238,20 +238,18 @@ public struct BackendRequest: Sendable {
         maxConnectionsPerHost: Int? = nil, httpVersion: HTTPVersionPreference = .automatic,
         resumption: DownloadResumption? = nil
     ) {
-        fields = Fields(
+        let fields = Fields(
             urlRequest: urlRequest, wire: wire, builtFrom: builtFrom, crudMethod: crudMethod,
             sampleData: sampleData, redaction: redaction, downloadFile: downloadFile,
             maxResponseSize: maxResponseSize, maxConnectionsPerHost: maxConnectionsPerHost,
             httpVersion: httpVersion, tlsPolicy: tlsPolicy, bodySource: bodySource, bodyStream: bodyStream,
             progress: progress, resumption: resumption, collectsMetrics: collectsMetrics, reports: reports,
             cookieJar: cookieJar)
+        self.fields = CopyOnWriteBox(fields)
     }
 
     /// The fields, this request's own: copied first when another request shares them.
-    private mutating func unique() -> Fields {
-        if !isKnownUniquelyReferenced(&fields) { fields = fields.copy() }
-        return fields
-    }
+    private mutating func unique() -> CopyOnWriteBox<Fields> { CopyOnWriteBox.unique(&fields) }
 
     /// Reports how far the transfer has come; SwiftyService throttles what reaches the caller.
     public func reportProgress(_ progress: TransferProgress) {
@@ -280,9 +278,8 @@ public struct BackendRequest: Sendable {
     public var wantsProgress: Bool { progress != nil }
 }
 
-/// ``BackendRequest``'s fields. Changed only through a request that holds the one reference to them (its
-/// `unique()`), so that no two threads ever change or read-while-changing the same instance.
-private final class Fields: @unchecked Sendable {
+/// ``BackendRequest``'s fields, which it keeps in a ``CopyOnWriteBox``.
+private struct Fields: Sendable {
     var urlRequest: URLRequest
     var wire: WireForm?
     let builtFrom: (any Sendable)?
@@ -297,55 +294,13 @@ private final class Fields: @unchecked Sendable {
     var bodySource: BodyFile?
     var bodyStream: BodyStream?
     var progress: ProgressThrottle?
-    var progressOffset: Int64 = 0
     var resumption: DownloadResumption?
     var collectsMetrics: Bool
     var reports: (any TransferReporting)?
     var cookieJar: CookieJar?
+    var progressOffset: Int64 = 0
     var explicitCookies: String?
     var webSocketUpgrade: WebSocketUpgrade?
-
-    init(
-        urlRequest: URLRequest, wire: WireForm?, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?,
-        sampleData: Data, redaction: Redaction, downloadFile: URL?, maxResponseSize: Int?,
-        maxConnectionsPerHost: Int?, httpVersion: HTTPVersionPreference, tlsPolicy: TLSPolicy?,
-        bodySource: BodyFile?, bodyStream: BodyStream?, progress: ProgressThrottle?,
-        resumption: DownloadResumption?, collectsMetrics: Bool, reports: (any TransferReporting)?,
-        cookieJar: CookieJar?
-    ) {
-        self.urlRequest = urlRequest
-        self.wire = wire
-        self.builtFrom = builtFrom
-        self.crudMethod = crudMethod
-        self.sampleData = sampleData
-        self.redaction = redaction
-        self.downloadFile = downloadFile
-        self.maxResponseSize = maxResponseSize
-        self.maxConnectionsPerHost = maxConnectionsPerHost
-        self.httpVersion = httpVersion
-        self.tlsPolicy = tlsPolicy
-        self.bodySource = bodySource
-        self.bodyStream = bodyStream
-        self.progress = progress
-        self.resumption = resumption
-        self.collectsMetrics = collectsMetrics
-        self.reports = reports
-        self.cookieJar = cookieJar
-    }
-
-    func copy() -> Fields {
-        let copy = Fields(
-            urlRequest: urlRequest, wire: wire, builtFrom: builtFrom, crudMethod: crudMethod,
-            sampleData: sampleData, redaction: redaction, downloadFile: downloadFile,
-            maxResponseSize: maxResponseSize, maxConnectionsPerHost: maxConnectionsPerHost,
-            httpVersion: httpVersion, tlsPolicy: tlsPolicy, bodySource: bodySource, bodyStream: bodyStream,
-            progress: progress, resumption: resumption, collectsMetrics: collectsMetrics, reports: reports,
-            cookieJar: cookieJar)
-        copy.progressOffset = progressOffset
-        copy.explicitCookies = explicitCookies
-        copy.webSocketUpgrade = webSocketUpgrade
-        return copy
-    }
 }
 
 /// The parts of a request a transport sends: as the builder wrote them into its `URLRequest`, or read back from
