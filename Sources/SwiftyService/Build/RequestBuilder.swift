@@ -66,20 +66,14 @@ enum RequestBuilder {
         {
             throw target.invalid(.downloadDestinationExists(download.url.path))
         }
-        var request = URLRequest(url: url)
-        // GET is URLRequest's default, and setting the method costs a normalization pass on Linux.
-        if method != .get { request.httpMethod = method.rawValue }
-        request.timeoutInterval = timeouts.request
-        request.cachePolicy = settings.cachePolicy(for: crudMethods)
         let fields = headers.isEmpty ? [:] : headers.dictionary
-        if !headers.isEmpty { request.allHTTPHeaderFields = fields }
-        request.httpBody = body.data
         let text = url.absoluteString
         let wire = WireForm(
             url: url, text: text, method: method.foundationSpelling, fields: fields, body: body.data,
-            timeout: timeouts.request, host: target.hostKey(ofURL: text))
+            timeout: timeouts.request, cachePolicy: settings.cachePolicy(for: crudMethods),
+            host: target.hostKey(ofURL: text))
         return assemble(
-            request, wire, draft, settings, (body.file, body.stream),
+            wire, headers, draft, settings, (body.file, body.stream),
             (timeouts.resource, limits.maxResponseSize(for: mode), limits),
             progress)
     }
@@ -100,7 +94,7 @@ enum RequestBuilder {
     }
 
     private static func assemble(
-        _ request: URLRequest, _ wire: WireForm, _ draft: RequestDraft, _ settings: SettingsStack,
+        _ wire: WireForm, _ headers: HeaderFields, _ draft: RequestDraft, _ settings: SettingsStack,
         _ body: (file: BodyFile?, stream: BodyStream?),
         _ decided: (resourceTimeout: TimeInterval?, maxResponseSize: Int?, limits: RequestLimits),
         _ progress: ProgressThrottle?
@@ -111,13 +105,13 @@ enum RequestBuilder {
         let events = observers.isEmpty ? nil : EventEmitter(observers: observers)
         // A request for a range of its own is not resumed: its answer is not the whole body.
         let resumption = draft.download.flatMap { download in
-            download.resumes && request.value(forHTTPHeaderField: "Range") == nil
+            download.resumes && headers.value(for: "Range") == nil
                 ? DownloadResumption.claim(download.url) : nil
         }
         // Made whole in one go and never changed, so that handing it on is a move, not a copy of its fields.
         let backendRequest = BackendRequest(
-            urlRequest: request, builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
-            sampleData: draft.sampleData, redaction: settings.redaction, wire: wire, bodySource: body.file,
+            sent: .built(wire), builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
+            sampleData: draft.sampleData, redaction: settings.redaction, bodySource: body.file,
             downloadFile: draft.download?.stagingFile(),
             maxResponseSize: decided.maxResponseSize,
             cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,

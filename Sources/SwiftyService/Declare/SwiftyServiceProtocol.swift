@@ -120,7 +120,7 @@ extension BackendRequest {
         sampleData: Data = Data(), redaction: Redaction = .default
     ) {
         self.init(
-            urlRequest: urlRequest, builtFrom: endpoint, crudMethod: crudMethod, sampleData: sampleData,
+            sent: .given(urlRequest), builtFrom: endpoint, crudMethod: crudMethod, sampleData: sampleData,
             redaction: redaction)
     }
 }

@@ -36,8 +36,9 @@ final class Exchange: DeadlineTarget {
     typealias Outcome = Result<Response, ServiceError>
     typealias Waiter = @Sendable (Outcome) -> Void
 
-    /// The request that cancellations and timeouts name.
-    let request: URLRequest
+    /// The request that cancellations and timeouts name, as a `URLRequest` only when one of them does.
+    private let sent: SentRequest
+    var request: URLRequest { sent.urlRequest }
     private let settling: any Settling
     /// Whether a streamed answer's body stays with the exchange until it ends (a call's), rather than
     /// going on with the head (an attempt's, a flight's).
@@ -46,11 +47,15 @@ final class Exchange: DeadlineTarget {
     // ordering of the Synchronization module's lock on Linux, and reported its critical sections as races.
     private let state: Locked<ExchangeState<Outcome, any ArrivingBody>>
 
+    convenience init(request: URLRequest, endsWhenAbandoned: Bool = false) {
+        self.init(sent: .given(request), endsWhenAbandoned: endsWhenAbandoned)
+    }
+
     init(
-        request: URLRequest, settling: any Settling = PlainAnswer(), endsWhenAbandoned: Bool = false,
+        sent: SentRequest, settling: any Settling = PlainAnswer(), endsWhenAbandoned: Bool = false,
         keepsBody: Bool = false
     ) {
-        self.request = request
+        self.sent = sent
         self.settling = settling
         self.keepsBody = keepsBody
         state = .make(ExchangeState(endsWhenAbandoned: endsWhenAbandoned))
@@ -58,7 +63,7 @@ final class Exchange: DeadlineTarget {
 
     /// An exchange over before it began: a request that could not be built.
     init(failed error: ServiceError) {
-        request = URLRequest(url: .placeholder)
+        sent = .given(URLRequest(url: .placeholder))
         settling = PlainAnswer()
         keepsBody = false
         var finished = ExchangeState<Outcome, any ArrivingBody>()

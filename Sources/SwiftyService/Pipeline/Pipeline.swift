@@ -23,7 +23,7 @@ extension PreparedRequest {
             middleware.isEmpty ? nil : CallState(mode: mode, sendingRules: sendingRules(), events: events)
         let settlement = CallSettlement(request: self, call: state, mode: mode)
         let exchange = Exchange(
-            request: urlRequest, settling: settlement, endsWhenAbandoned: true, keepsBody: mode == .streamed)
+            sent: backendRequest.sent, settling: settlement, endsWhenAbandoned: true, keepsBody: mode == .streamed)
         return Call(exchange: exchange, state: state, mode: mode)
     }
 

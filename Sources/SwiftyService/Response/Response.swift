@@ -109,7 +109,7 @@ public struct Response: Sendable, CustomStringConvertible {
 
     /// Creates a response; backends and tests make these.
     public init(request: URLRequest, response: HTTPURLResponse, data: Data) {
-        self.init(head: Head(request, response), data: data)
+        self.init(head: Head(.given(request), response), data: data)
     }
 
     /// A response of `head` and `data`.
@@ -129,20 +129,20 @@ public struct Response: Sendable, CustomStringConvertible {
         url: URL? = nil
     ) {
         let url = url ?? request.url ?? .placeholder
-        self.init(head: Head(request, url: url, statusCode: statusCode, headers: headers), data: data)
+        self.init(head: Head(.given(request), url: url, statusCode: statusCode, headers: headers), data: data)
     }
 
     /// A response from fields already read, as CurlBackend has them; `url` defaults to the request's.
     init(request: URLRequest, statusCode: Int, fields: HeaderFields, data: Data, url: URL? = nil) {
         let url = url ?? request.url ?? .placeholder
-        self.init(head: Head(request, url: url, statusCode: statusCode, fields: fields), data: data)
+        self.init(head: Head(.given(request), url: url, statusCode: statusCode, fields: fields), data: data)
     }
 
     /// A response whose fields are parsed from the head's `lines` once asked for, as CurlBackend has them;
     /// `url` defaults to the request's.
-    init(request: URLRequest, statusCode: Int, lines: HeaderLines, data: Data, url: URL? = nil) {
-        let url = url ?? request.url ?? .placeholder
-        self.init(head: Head(request, url: url, statusCode: statusCode, lines: lines), data: data)
+    init(sent: SentRequest, statusCode: Int, lines: HeaderLines, data: Data, url: URL? = nil) {
+        let url = url ?? sent.url ?? .placeholder
+        self.init(head: Head(sent, url: url, statusCode: statusCode, lines: lines), data: data)
     }
 
     /// A response from fields already read and one more field whose name they lack, as the cache serves
@@ -152,7 +152,8 @@ public struct Response: Sendable, CustomStringConvertible {
         data: Data
     ) {
         let head = Head(
-            request, url: request.url ?? .placeholder, statusCode: statusCode, fields: fields, adding: added)
+            .given(request), url: request.url ?? .placeholder, statusCode: statusCode, fields: fields,
+            adding: added)
         self.init(head: head, data: data)
     }
 
@@ -264,7 +265,9 @@ struct BodyDecodingFailure: Error, CustomStringConvertible {
 extension Response {
     /// The response head: a ready `HTTPURLResponse`, or its parts and the response made from them once asked.
     final class Head: Sendable {
-        let request: URLRequest
+        /// The request, as a `URLRequest` only once asked for.
+        private let sent: SentRequest
+        var request: URLRequest { sent.urlRequest }
         let statusCode: Int
         let url: URL
         private let fields: HeaderFields
@@ -293,8 +296,8 @@ extension Response {
             Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
         }
 
-        init(_ request: URLRequest, _ response: HTTPURLResponse) {
-            self.request = request
+        init(_ sent: SentRequest, _ response: HTTPURLResponse) {
+            self.sent = sent
             statusCode = response.statusCode
             url = response.url ?? .placeholder
             fields = HeaderFields()
@@ -304,15 +307,15 @@ extension Response {
             made = response
         }
 
-        convenience init(_ request: URLRequest, url: URL, statusCode: Int, headers: HTTPHeaderDictionary) {
-            self.init(request, url: url, statusCode: statusCode, fields: HeaderFields(unsorted: headers))
+        convenience init(_ sent: SentRequest, url: URL, statusCode: Int, headers: HTTPHeaderDictionary) {
+            self.init(sent, url: url, statusCode: statusCode, fields: HeaderFields(unsorted: headers))
         }
 
         init(
-            _ request: URLRequest, url: URL, statusCode: Int, fields: HeaderFields,
+            _ sent: SentRequest, url: URL, statusCode: Int, fields: HeaderFields,
             adding added: HeaderFields.Field? = nil
         ) {
-            self.request = request
+            self.sent = sent
             self.statusCode = statusCode
             self.url = url
             self.fields = fields
@@ -321,8 +324,8 @@ extension Response {
             isGiven = false
         }
 
-        init(_ request: URLRequest, url: URL, statusCode: Int, lines: HeaderLines) {
-            self.request = request
+        init(_ sent: SentRequest, url: URL, statusCode: Int, lines: HeaderLines) {
+            self.sent = sent
             self.statusCode = statusCode
             self.url = url
             fields = HeaderFields()

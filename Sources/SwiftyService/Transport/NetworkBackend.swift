@@ -122,19 +122,17 @@ public struct BackendRequest: Sendable {
 
     /// The request to send, complete with URL, method, headers, body, timeout and cache policy.
     public var urlRequest: URLRequest {
-        get { fields.value.urlRequest }
-        set {
-            unique().value.urlRequest = newValue
-            // A changed request is read anew; what the builder wrote down no longer describes it.
-            fields.value.wire = nil
-        }
+        get { fields.value.sent.urlRequest }
+        // A changed request is read anew; what the builder wrote down no longer describes it.
+        set { unique().value.sent = .given(newValue) }
     }
-    /// What the builder wrote into ``urlRequest``, as it wrote it, while the request is unchanged: a
-    /// transport that reads its parts takes them from here rather than through `URLRequest`'s accessors,
-    /// which copy under a lock.
+    /// The request to send, as the builder wrote it or as it was given.
+    var sent: SentRequest { fields.value.sent }
+    /// What the builder wrote, as it wrote it, while the request is unchanged: a transport that reads its
+    /// parts takes them from here rather than through `URLRequest`'s accessors, which copy under a lock.
     var wire: WireForm? {
-        get { fields.value.wire }
-        set { unique().value.wire = newValue }
+        guard case let .built(wire) = fields.value.sent else { return nil }
+        return wire
     }
     /// The endpoint the request was built from, kept opaque here: ``endpoint`` reads it as what it is.
     var builtFrom: (any Sendable)? { fields.value.builtFrom }
@@ -230,8 +228,8 @@ public struct BackendRequest: Sendable {
     }
 
     init(
-        urlRequest: URLRequest, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?, sampleData: Data,
-        redaction: Redaction, wire: WireForm? = nil, bodySource: BodyFile? = nil, downloadFile: URL? = nil,
+        sent: SentRequest, builtFrom: (any Sendable)?, crudMethod: CRUDMethod?, sampleData: Data,
+        redaction: Redaction, bodySource: BodyFile? = nil, downloadFile: URL? = nil,
         maxResponseSize: Int? = nil,
         cookieJar: CookieJar? = nil, tlsPolicy: TLSPolicy? = nil, progress: ProgressThrottle? = nil,
         collectsMetrics: Bool = false, reports: (any TransferReporting)? = nil, bodyStream: BodyStream? = nil,
@@ -239,7 +237,7 @@ public struct BackendRequest: Sendable {
         resumption: DownloadResumption? = nil
     ) {
         let fields = Fields(
-            urlRequest: urlRequest, wire: wire, builtFrom: builtFrom, crudMethod: crudMethod,
+            sent: sent, builtFrom: builtFrom, crudMethod: crudMethod,
             sampleData: sampleData, redaction: redaction, downloadFile: downloadFile,
             maxResponseSize: maxResponseSize, maxConnectionsPerHost: maxConnectionsPerHost,
             httpVersion: httpVersion, tlsPolicy: tlsPolicy, bodySource: bodySource, bodyStream: bodyStream,
@@ -280,8 +278,7 @@ public struct BackendRequest: Sendable {
 
 /// ``BackendRequest``'s fields, which it keeps in a ``CopyOnWriteBox``.
 private struct Fields: Sendable {
-    var urlRequest: URLRequest
-    var wire: WireForm?
+    var sent: SentRequest
     let builtFrom: (any Sendable)?
     let crudMethod: CRUDMethod?
     let sampleData: Data
@@ -303,8 +300,35 @@ private struct Fields: Sendable {
     var webSocketUpgrade: WebSocketUpgrade?
 }
 
-/// The parts of a request a transport sends: as the builder wrote them into its `URLRequest`, or read back from
-/// one (a request changed after the builder, a redirect's next hop).
+/// A request as it goes out: the builder's parts, or a `URLRequest` given whole (changed by a middleware, a
+/// redirect's next hop, a request of the caller's own).
+enum SentRequest: Sendable {
+    case built(WireForm)
+    case given(URLRequest)
+
+    /// The request's URL, without making its `URLRequest`.
+    var url: URL? {
+        switch self {
+        case let .built(wire): wire.url
+        case let .given(request): request.url
+        }
+    }
+
+    /// The request as a `URLRequest`: a built one's is made the first time it is asked for.
+    var urlRequest: URLRequest {
+        switch self {
+        case let .built(wire): wire.urlRequest
+        case let .given(request): request
+        }
+    }
+}
+
+/// The parts of a request a transport sends: as the builder wrote them, or read back from a `URLRequest` (a
+/// request changed after the builder, a redirect's next hop).
+///
+/// The builder writes no `URLRequest`: on Linux, making one and setting its parts costs more than the rest of
+/// the parts together, and a transport that reads the parts (CurlBackend) never needs it. It is made the first
+/// time it is asked for (a middleware, URLSession, an error or a response that names it) and kept.
 final class WireForm: Sendable {
     let url: URL?
     /// `url`'s text.
@@ -313,12 +337,25 @@ final class WireForm: Sendable {
     let fields: [String: String]
     let body: Data?
     let timeout: TimeInterval
+    let cachePolicy: URLRequest.CachePolicy
     /// ``BackendRequest/hostKey(ofURL:)`` of `text`.
     let host: String
+    /// The `URLRequest` of these parts: the one they were read from, or made from them once asked for;
+    /// under ``lock``.
+    nonisolated(unsafe) private var made: URLRequest?
+
+    /// Locks that wire forms share for the request made once asked: few forms are ever asked for one, and
+    /// a lock of each form's own would cost every request an allocation.
+    private static let locks: [NSLock] = (0..<16).map { _ in NSLock() }
+
+    private var lock: NSLock {
+        // Objects are 16-byte aligned: the bits above those pick the lock.
+        Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
+    }
 
     init(
         url: URL?, text: String, method: String, fields: [String: String], body: Data?, timeout: TimeInterval,
-        host: String
+        cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy, host: String
     ) {
         self.url = url
         self.text = text
@@ -326,6 +363,7 @@ final class WireForm: Sendable {
         self.fields = fields
         self.body = body
         self.timeout = timeout
+        self.cachePolicy = cachePolicy
         self.host = host
     }
 
@@ -337,7 +375,26 @@ final class WireForm: Sendable {
         self.init(
             url: url, text: text, method: request.httpMethod ?? "GET",
             fields: request.allHTTPHeaderFields ?? [:], body: request.httpBody, timeout: request.timeoutInterval,
-            host: BackendRequest.hostKey(ofURL: text))
+            cachePolicy: request.cachePolicy, host: BackendRequest.hostKey(ofURL: text))
+        made = request
+    }
+
+    /// The parts as a `URLRequest`.
+    var urlRequest: URLRequest {
+        if let made = lock.withLock({ made }) { return made }
+        // Made outside the lock; the first one made is kept.
+        var request = URLRequest(url: url ?? .placeholder)
+        // GET is URLRequest's default, and setting the method costs a normalization pass on Linux.
+        if method != "GET" { request.httpMethod = method }
+        request.timeoutInterval = timeout
+        request.cachePolicy = cachePolicy
+        if !fields.isEmpty { request.allHTTPHeaderFields = fields }
+        request.httpBody = body
+        return lock.withLock {
+            if let made { return made }
+            made = request
+            return request
+        }
     }
 }
 

@@ -40,7 +40,7 @@ import FoundationNetworking
         let request = URLRequest(url: URL(string: "http://example.test/x")!)
         for round in 0..<50 {
             let response = Response(
-                request: request, statusCode: 200,
+                sent: .given(request), statusCode: 200,
                 lines: Self.lines(["ETag: \"\(round)\"", "Age: 1", "age: 2"]), data: Data())
             let seen = await withTaskGroup(of: [String?].self) { group in
                 for task in 0..<8 {

@@ -599,7 +599,7 @@ final class CurlLoop: @unchecked Sendable {
         guard let handle = transfer.easy?.raw else { return }
         let status = curl.responseCode(handle)
         if transfer.request.collectsMetrics {
-            let secure = transfer.current.url?.scheme == "https"
+            let secure = transfer.hop.url?.scheme == "https"
             var metrics = curl.metrics(of: handle, start: transfer.startedAt ?? Date(), secure: secure)
             metrics.queued = (metrics.queued ?? 0) + transfer.waitedForConnections
             transfer.measured(metrics)
@@ -620,7 +620,7 @@ final class CurlLoop: @unchecked Sendable {
             let reason = reason ?? curl.describe(code)
             let error =
                 TLSFailure.error(
-                    curlCode: code, reason: reason, url: transfer.current.url, handshake: handshake ?? .init()
+                    curlCode: code, reason: reason, url: transfer.hop.url, handshake: handshake ?? .init()
                 )
                 ?? Self.urlError(code, description: reason)
             transfer.finish(.failure(error))

@@ -37,8 +37,6 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private var metrics: TransferMetrics?
     private var redirectTime: TimeInterval = 0
 
-    /// The request of the current hop.
-    private(set) var current: URLRequest
     private(set) var redirects = 0
     /// What the loop reads of the current hop's request, read once per hop. The first hop's is the builder's
     /// own, or read as the transfer is made, on the caller's thread: URLRequest's accessors copy under a lock,
@@ -105,7 +103,6 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         // thread, each body was freed into the loop thread's arena from another, under the arena's lock
         // that the loop's own allocations then waited on.
         if request.downloadFile == nil { body = Data(capacity: Self.bodyReserve) }
-        current = request.urlRequest
         hop = request.wire ?? WireForm(reading: request.urlRequest)
         // Stored last, so that storing it is its last use: a move, not a copy of its fields.
         self.request = request
@@ -323,8 +320,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             return
         }
         headHandedOver = true
-        var head = Response(
-            request: request.urlRequest, statusCode: status, lines: lines, data: Data(), url: hop.url)
+        var head = Response(sent: request.sent, statusCode: status, lines: lines, data: Data(), url: hop.url)
         head.setCookieLines = setCookieLines
         sink.head(head)
     }
@@ -423,13 +419,14 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     /// The next hop's request after a redirect, if the policy follows it; `.tooMany` past its limit.
     func nextHop(after head: HTTPURLResponse) -> RedirectPolicy.Step? {
+        // The hop's request as a `URLRequest`: the first hop's is made here, once a redirect needs it.
+        let current = hop.urlRequest
         guard let proposed = RedirectPolicy.proposedRequest(after: head, sent: current) else { return nil }
         redirects += 1
         let step = policy.step(
             after: head, setCookieLines: setCookieLines, sent: current, proposed: proposed, for: request,
             redirects: redirects)
         if case let .follow(next) = step {
-            current = next
             self.hop = WireForm(reading: next)
             resendsBody = head.statusCode == 307 || head.statusCode == 308
         }
@@ -470,8 +467,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         } else if let head {
             response = Response(request: request.urlRequest, response: head, data: body)
         } else {
-            response = Response(
-                request: request.urlRequest, statusCode: status, lines: lines, data: body, url: hop.url)
+            response = Response(sent: request.sent, statusCode: status, lines: lines, data: body, url: hop.url)
         }
         response.setCookieLines = setCookieLines
         if let metrics { response.metrics = [metrics] }

@@ -75,6 +75,37 @@ struct BackendConformanceTests {
     }
 
     @Test(arguments: ConformingBackend.allCases)
+    func aResponseAndAnErrorNameTheRequestAsBuilt(_ kind: ConformingBackend) async throws {
+        // The builder writes no URLRequest: the one a response or an error names is made when asked for, and
+        // must be the request `urlRequest()` shows, whichever backend sent it.
+        let realm = try realm(kind).addHeader("X-Realm", withValue: "r1").setTimeout(17)
+            .overrideGlobalCachePolicy(.reloadIgnoringLocalCacheData)
+        let endpoint = TestEndpoint(
+            realm, "anything/built", method: .post, parameters: ["n": 1], headers: ["X-Endpoint": "e"])
+        let built = try endpoint.urlRequest()
+        func expectSame(_ request: URLRequest?, _ comment: Comment) {
+            #expect(request?.url == built.url, comment)
+            #expect(request?.httpMethod == "POST", comment)
+            #expect(request?.allHTTPHeaderFields == built.allHTTPHeaderFields, comment)
+            #expect(request?.httpBody == built.httpBody && built.httpBody == Data(#"{"n":1}"#.utf8), comment)
+            #expect(request?.timeoutInterval == 17, comment)
+            #expect(request?.cachePolicy == .reloadIgnoringLocalCacheData, comment)
+        }
+        let response = try await endpoint.request()
+        // Asked for by many tasks at once, it is made once: every task sees the same request.
+        let seen = await withTaskGroup(of: URLRequest.self) { group in
+            for _ in 0..<8 { group.addTask { response.request } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        for request in seen { expectSame(request, "\(kind): the response's request") }
+        let failing = TestEndpoint(realm, "status/404", method: .post, parameters: ["n": 1])
+        let error = await #expect(throws: ServiceError.self) { try await failing.request() }
+        #expect(error?.request?.url?.path == "/status/404", "\(kind)")
+        #expect(error?.request?.timeoutInterval == 17, "\(kind)")
+        #expect(error?.request?.httpBody == Data(#"{"n":1}"#.utf8), "\(kind)")
+    }
+
+    @Test(arguments: ConformingBackend.allCases)
     func aNameRepeatedInAnySpellingIsOneHeaderOfJoinedValues(_ kind: ConformingBackend) async throws {
         // httpbin /response-headers sends a field per query item: here "X-Dup: a", then "x-dup: b".
         let response = try await TestEndpoint(
