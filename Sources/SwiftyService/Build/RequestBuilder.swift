@@ -43,66 +43,63 @@ enum RequestBuilder {
         progress: ProgressThrottle? = nil
     ) throws(ServiceError) -> PreparedRequest {
         let settings = SettingsStack(realm: realm, endpoint: draft.layer, overrides: overrides)
-        let (method, crudMethods) = resolve(draft.verb, settings)
+        let decided = settings.decisions
+        let (method, crudMethods) = resolve(draft.verb, decided)
         var target = URLTarget(
-            path: draft.path, isEncoded: draft.pathIsEncoded, problem: draft.pathProblem,
-            base: settings.top { $0.base }, method: method)
+            path: draft.path, isEncoded: draft.pathIsEncoded, problem: draft.pathProblem, base: decided.base,
+            method: method)
         try target.check()
         let body = try BodyWriter.write(draft, method: method, into: &target)
         let url = try target.url()
-        var headers = settings.headers(for: crudMethods)
+        // Per-CRUD settings apply to this request alone; otherwise the stack's own headers and policy stand.
+        var headers = crudMethods.isEmpty ? decided.headers : settings.headers(for: crudMethods)
         if let reason = headers.firstInvalid() { throw target.invalid(reason) }
         if let contentType = body.contentType, headers.value(for: "Content-Type") == nil {
             headers.set("Content-Type", contentType)
         }
-        let timeout = settings.top { $0.timeout } ?? RealmConfiguration.defaultTimeout
-        let limits = settings.limits(timeout: timeout)
+        let limits = decided.limits
         let mode = CallMode(
             downloadsToFile: draft.download != nil, uploadsFromFile: body.file != nil || body.stream != nil)
-        let timeouts = Timeouts(timeout: timeout, resource: limits.resourceTimeout(for: mode))
+        let timeouts = Timeouts(timeout: decided.timeout, resource: limits.resourceTimeout(for: mode))
         if let problem = timeouts.problem { throw target.invalid(problem) }
         if let download = draft.download, !download.replacesExisting,
             FileManager.default.fileExists(atPath: download.url.path)
         {
             throw target.invalid(.downloadDestinationExists(download.url.path))
         }
-        let fields = headers.isEmpty ? [:] : headers.dictionary
         let text = url.absoluteString
         let wire = WireForm(
-            url: url, text: text, method: method.foundationSpelling, fields: fields, body: body.data,
-            timeout: timeouts.request, cachePolicy: settings.cachePolicy(for: crudMethods),
+            url: url, text: text, method: method.foundationSpelling,
+            fields: headers.isEmpty ? [:] : headers.dictionary, body: body.data, timeout: timeouts.request,
+            cachePolicy: crudMethods.isEmpty ? decided.cachePolicy : settings.cachePolicy(for: crudMethods),
             host: target.hostKey(ofURL: text))
         return assemble(
-            wire, headers, draft, settings, (body.file, body.stream),
-            (timeouts.resource, limits.maxResponseSize(for: mode), limits),
-            progress)
+            wire, headers, draft, decided, (body.file, body.stream),
+            (timeouts.resource, limits.maxResponseSize(for: mode)), progress)
     }
 
     /// The HTTP method, and the CRUD methods whose per-CRUD settings apply to it (none looked up when no
     /// layer has per-CRUD settings: the lookups are most of the cost of this step).
-    private static func resolve(_ verb: RequestDraft.Verb, _ settings: SettingsStack) -> (
+    private static func resolve(_ verb: RequestDraft.Verb, _ decided: SettingsDecisions) -> (
         HTTPMethod, [CRUDMethod]
     ) {
         switch verb {
         case let .http(method):
-            guard settings.hasPerCRUDSettings else { return (method, []) }
-            let crudMap = settings.crudMap
+            guard decided.hasPerCRUDSettings else { return (method, []) }
+            let crudMap = decided.crudMap
             return (method, CRUDMethod.allCases.filter { crudMap[$0] == method })
         case let .crud(crud):
-            return (settings.crudMap[crud] ?? .get, [crud])
+            return (decided.crudMap[crud] ?? .get, [crud])
         }
     }
 
     private static func assemble(
-        _ wire: WireForm, _ headers: HeaderFields, _ draft: RequestDraft, _ settings: SettingsStack,
+        _ wire: WireForm, _ headers: HeaderFields, _ draft: RequestDraft, _ decided: SettingsDecisions,
         _ body: (file: BodyFile?, stream: BodyStream?),
-        _ decided: (resourceTimeout: TimeInterval?, maxResponseSize: Int?, limits: RequestLimits),
-        _ progress: ProgressThrottle?
+        _ sizes: (resourceTimeout: TimeInterval?, maxResponseSize: Int?), _ progress: ProgressThrottle?
     ) -> PreparedRequest {
-        let observers = settings.observers
-        let collectsMetrics = settings.top { $0.collectsMetrics } ?? !observers.isEmpty
-        let (middleware, leadingCache, coalesces) = middleware(settings, draft, progress)
-        let events = observers.isEmpty ? nil : EventEmitter(observers: observers)
+        let chain = decided.chain(downloads: draft.download != nil, reportsProgress: progress != nil)
+        let events = decided.observers.isEmpty ? nil : EventEmitter(observers: decided.observers)
         // A request for a range of its own is not resumed: its answer is not the whole body.
         let resumption = draft.download.flatMap { download in
             download.resumes && headers.value(for: "Range") == nil
@@ -111,53 +108,21 @@ enum RequestBuilder {
         // Made whole in one go and never changed, so that handing it on is a move, not a copy of its fields.
         let backendRequest = BackendRequest(
             sent: .built(wire), builtFrom: draft.endpoint, crudMethod: draft.crudMethod,
-            sampleData: draft.sampleData, redaction: settings.redaction, bodySource: body.file,
+            sampleData: draft.sampleData, redaction: decided.redaction, bodySource: body.file,
             downloadFile: draft.download?.stagingFile(),
-            maxResponseSize: decided.maxResponseSize,
-            cookieJar: settings.top { $0.cookieJar }, tlsPolicy: settings.top { $0.tlsPolicy }?.policy,
+            maxResponseSize: sizes.maxResponseSize,
+            cookieJar: decided.cookieJar, tlsPolicy: decided.tlsPolicy,
             progress: progress,
-            collectsMetrics: collectsMetrics,
+            collectsMetrics: decided.collectsMetrics,
             reports: events, bodyStream: body.stream,
-            maxConnectionsPerHost: settings.top { $0.maxConnectionsPerHost },
-            httpVersion: settings.top { $0.httpVersion } ?? .automatic, resumption: resumption)
+            maxConnectionsPerHost: decided.maxConnectionsPerHost,
+            httpVersion: decided.httpVersion, resumption: resumption)
         return PreparedRequest(
-            backendRequest: backendRequest,
-            backend: settings.top { $0.backend } ?? DefaultBackend.chosen,
-            callbackQueue: settings.top { $0.callbackQueue },
-            validStatusCodes: settings.top { $0.validStatusCodes } ?? .successful,
-            middleware: middleware,
-            leadingCache: leadingCache,
+            backendRequest: backendRequest, decided: decided, chain: chain,
             // Through middleware every attempt's metrics go in the log; without, a failed attempt's do (its
             // response carries them otherwise), for the observers' `failed`.
-            metricsLog: collectsMetrics && (!middleware.isEmpty || events != nil) ? MetricsLog() : nil,
-            events: events,
-            progress: progress,
-            errorBody: settings.top { $0.errorBody },
-            resourceTimeout: decided.resourceTimeout,
-            limits: decided.limits,
-            download: draft.download,
-            decoder: settings.top { $0.decoder },
-            coalesces: coalesces)
-    }
-
-    /// The layers' middleware, then the realm's cache and coalescing, innermost; the cache again when it is
-    /// first (known here without a cast of the chain's first element); and whether the call coalesces.
-    private static func middleware(_ settings: SettingsStack, _ draft: RequestDraft, _ progress: ProgressThrottle?)
-        -> (chain: [any Middleware], leadingCache: CacheMiddleware?, coalesces: Bool)
-    {
-        // Downloads go to a file of their own, so they are neither cached in memory nor shared with others;
-        // a call with progress reports has its own transfer to report on.
-        let coalescer = draft.download == nil && progress == nil ? settings.top { $0.coalescer } : nil
-        let cache = draft.download == nil ? settings.top { $0.cache } : nil
-        var chain = settings.middleware
-        var leadingCache: CacheMiddleware?
-        if let cache {
-            let middleware = CacheMiddleware(cache: cache, outer: chain)
-            if chain.isEmpty { leadingCache = middleware }
-            chain.append(middleware)
-        }
-        if let coalescer { chain.append(coalescer) }
-        return (chain, leadingCache, coalescer != nil)
+            metricsLog: decided.collectsMetrics && (!chain.middleware.isEmpty || events != nil) ? MetricsLog() : nil,
+            events: events, progress: progress, resourceTimeout: sizes.resourceTimeout, download: draft.download)
     }
 }
 

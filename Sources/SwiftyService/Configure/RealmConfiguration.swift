@@ -31,6 +31,13 @@ public struct RealmConfiguration: Sendable {
     /// An empty configuration: nothing set, everything falls through to the layer below.
     public init() {}
 
+    /// This configuration, with what its settings decide for every request made now and kept with them.
+    func keepingDecisions() -> RealmConfiguration {
+        var kept = self
+        kept.settings = settings.keepingDecisions()
+        return kept
+    }
+
     /// The base URL requests are built on, if one is set.
     public var baseURL: URL? { settings.base?.url }
     /// The request timeout in seconds.

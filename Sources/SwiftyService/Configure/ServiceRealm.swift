@@ -32,7 +32,7 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
 
     private init(key: String) {
         self.key = key
-        state = .make(RealmConfiguration())
+        state = .make(RealmConfiguration().keepingDecisions())
     }
 
     /// The realm registered under `key`, created on first use; the same instance for the same key.
@@ -66,7 +66,11 @@ public final class ServiceRealm: Sendable, CustomStringConvertible {
     /// Changes the configuration in one step, so that readers never see half of a change.
     @discardableResult
     public func configure(_ change: (inout RealmConfiguration) -> Void) -> ServiceRealm {
-        state.withLock { change(&$0) }
+        state.withLock { configuration in
+            change(&configuration)
+            // Made here, once per change, rather than for every request built on the realm's settings.
+            configuration = configuration.keepingDecisions()
+        }
         return self
     }
 

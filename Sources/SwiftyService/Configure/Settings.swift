@@ -50,7 +50,13 @@ struct Settings: Sendable {
 
     private final class Storage: Sendable {
         let values: Values
-        init(_ values: Values) { self.values = values }
+        /// What a stack of this layer alone decides, made with the layer when it is a realm's.
+        let decisionsAlone: SettingsDecisions?
+
+        init(_ values: Values, decisionsAlone: SettingsDecisions? = nil) {
+            self.values = values
+            self.decisionsAlone = decisionsAlone
+        }
     }
 
     private var storage: Storage
@@ -67,6 +73,20 @@ struct Settings: Sendable {
     init(_ values: Values) {
         storage = Storage(values)
     }
+
+    /// Whether the layer sets nothing.
+    var isEmpty: Bool { storage === Self.empty }
+
+    /// This layer, with what a stack of it alone decides made now and kept: a realm's, whose every request
+    /// would otherwise decide the same again.
+    func keepingDecisions() -> Settings {
+        var kept = self
+        kept.storage = Storage(storage.values, decisionsAlone: SettingsDecisions(SettingsStack(realm: self)))
+        return kept
+    }
+
+    /// What a stack of this layer alone decides, when the layer kept it (``keepingDecisions()``).
+    var decisionsAlone: SettingsDecisions? { storage.decisionsAlone }
 
     subscript<Value>(dynamicMember keyPath: WritableKeyPath<Values, Value>) -> Value {
         @inline(__always) get { storage.values[keyPath: keyPath] }
@@ -88,10 +108,24 @@ struct SettingsStack {
     let endpoint: Settings
     let overrides: [Settings]
 
+    /// A realm's layer alone.
+    init(realm: Settings) {
+        self.realm = realm
+        endpoint = Settings()
+        overrides = []
+    }
+
     init(realm: RealmConfiguration, endpoint: Settings = Settings(), overrides: [Settings]) {
         self.realm = realm.settings
         self.endpoint = endpoint
         self.overrides = overrides
+    }
+
+    /// What this stack decides for every request built on it: for a realm's layer alone, what the realm made
+    /// when its configuration last changed.
+    var decisions: SettingsDecisions {
+        if endpoint.isEmpty, overrides.isEmpty, let kept = realm.decisionsAlone { return kept }
+        return SettingsDecisions(self)
     }
 
     /// The value of the topmost layer that sets it: `settings.top { $0.timeout }`.

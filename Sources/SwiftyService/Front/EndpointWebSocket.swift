@@ -71,10 +71,10 @@ extension PreparedRequest {
         request.webSocketUpgrade = upgrade
         request.downloadFile = nil
         let handshake = PreparedRequest(
-            backendRequest: request, backend: ChosenBackend(backend), callbackQueue: nil, validStatusCodes: [101],
-            middleware: middleware, leadingCache: nil, metricsLog: metricsLog, events: events, progress: nil,
-            errorBody: errorBody, resourceTimeout: resourceTimeout, limits: limits, download: nil, decoder: decoder,
-            coalesces: false)
+            backendRequest: request, decided: decided,
+            chain: MiddlewareChain(middleware: middleware, leadingCache: nil, coalesces: false),
+            metricsLog: metricsLog, events: events, progress: nil, resourceTimeout: resourceTimeout, download: nil,
+            acceptedStatusCodes: [101], usesCallbackQueue: false)
         let response = try await handshake.response()
         guard let channel = upgrade.take() else {
             throw ServiceError.transport(

@@ -300,101 +300,10 @@ private struct Fields: Sendable {
     var webSocketUpgrade: WebSocketUpgrade?
 }
 
-/// A request as it goes out: the builder's parts, or a `URLRequest` given whole (changed by a middleware, a
-/// redirect's next hop, a request of the caller's own).
-enum SentRequest: Sendable {
-    case built(WireForm)
-    case given(URLRequest)
-
-    /// The request's URL, without making its `URLRequest`.
-    var url: URL? {
-        switch self {
-        case let .built(wire): wire.url
-        case let .given(request): request.url
-        }
-    }
-
-    /// The request as a `URLRequest`: a built one's is made the first time it is asked for.
-    var urlRequest: URLRequest {
-        switch self {
-        case let .built(wire): wire.urlRequest
-        case let .given(request): request
-        }
-    }
-}
-
-/// The parts of a request a transport sends: as the builder wrote them, or read back from a `URLRequest` (a
-/// request changed after the builder, a redirect's next hop).
-///
-/// The builder writes no `URLRequest`: on Linux, making one and setting its parts costs more than the rest of
-/// the parts together, and a transport that reads the parts (CurlBackend) never needs it. It is made the first
-/// time it is asked for (a middleware, URLSession, an error or a response that names it) and kept.
-final class WireForm: Sendable {
-    let url: URL?
-    /// `url`'s text.
-    let text: String
-    let method: String
-    let fields: [String: String]
-    let body: Data?
-    let timeout: TimeInterval
-    let cachePolicy: URLRequest.CachePolicy
-    /// ``BackendRequest/hostKey(ofURL:)`` of `text`.
-    let host: String
-    /// The `URLRequest` of these parts: the one they were read from, or made from them once asked for;
-    /// under ``lock``.
-    nonisolated(unsafe) private var made: URLRequest?
-
-    /// Locks that wire forms share for the request made once asked: few forms are ever asked for one, and
-    /// a lock of each form's own would cost every request an allocation.
-    private static let locks: [NSLock] = (0..<16).map { _ in NSLock() }
-
-    private var lock: NSLock {
-        // Objects are 16-byte aligned: the bits above those pick the lock.
-        Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
-    }
-
-    init(
-        url: URL?, text: String, method: String, fields: [String: String], body: Data?, timeout: TimeInterval,
-        cachePolicy: URLRequest.CachePolicy = .useProtocolCachePolicy, host: String
-    ) {
-        self.url = url
-        self.text = text
-        self.method = method
-        self.fields = fields
-        self.body = body
-        self.timeout = timeout
-        self.cachePolicy = cachePolicy
-        self.host = host
-    }
-
+extension WireForm {
     /// The parts of `request`, read through its accessors.
     convenience init(reading request: URLRequest) {
-        // Each accessor copies under the request's lock: the URL is read once.
-        let url = request.url
-        let text = url?.absoluteString ?? ""
-        self.init(
-            url: url, text: text, method: request.httpMethod ?? "GET",
-            fields: request.allHTTPHeaderFields ?? [:], body: request.httpBody, timeout: request.timeoutInterval,
-            cachePolicy: request.cachePolicy, host: BackendRequest.hostKey(ofURL: text))
-        made = request
-    }
-
-    /// The parts as a `URLRequest`.
-    var urlRequest: URLRequest {
-        if let made = lock.withLock({ made }) { return made }
-        // Made outside the lock; the first one made is kept.
-        var request = URLRequest(url: url ?? .placeholder)
-        // GET is URLRequest's default, and setting the method costs a normalization pass on Linux.
-        if method != "GET" { request.httpMethod = method }
-        request.timeoutInterval = timeout
-        request.cachePolicy = cachePolicy
-        if !fields.isEmpty { request.allHTTPHeaderFields = fields }
-        request.httpBody = body
-        return lock.withLock {
-            if let made { return made }
-            made = request
-            return request
-        }
+        self.init(reading: request, host: BackendRequest.hostKey(ofURL:))
     }
 }
 
