@@ -11,7 +11,7 @@ extension CurlBackend: StreamingBackend {
     /// at most that much; a paused transfer's silence does not count toward its timeout. Cancelling removes
     /// the handle at once, which closes its connection.
     public func stream(_ request: BackendRequest, into sink: StreamSink) -> BackendTask {
-        let loop = self.loop(for: request.urlRequest.url)
+        let loop = self.loop(for: request)
         let transfer = CurlTransfer(request: request, policy: policy, loop: loop) { result in
             // A head that did not go on its own (a redirect not followed): it and its body go now.
             sink.deliver(result)

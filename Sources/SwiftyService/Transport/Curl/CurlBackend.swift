@@ -89,6 +89,11 @@ public final class CurlBackend: NetworkBackend {
         return loops[Self.hostKey(of: url) % loops.count]
     }
 
+    /// The loop that carries out `request`, its URL read only when there is more than one.
+    func loop(for request: BackendRequest) -> CurlLoop {
+        loops.count > 1 ? loop(for: request.sent.url) : loops[0]
+    }
+
     /// A number for the URL's scheme, host and port, the same in every run (``HeaderName/fold(_:)``, which
     /// ignores the case of letters): which loop a host goes to does not change from one launch to the next.
     static func hostKey(of url: URL?) -> Int {
@@ -122,7 +127,7 @@ public final class CurlBackend: NetworkBackend {
             return CurlWebSocketConnector.open(
                 request, upgrade: upgrade, tlsSupport: loops[0].tlsSupport, completion: completion)
         }
-        let loop = self.loop(for: request.wire?.url ?? request.urlRequest.url)
+        let loop = self.loop(for: request)
         let transfer = CurlTransfer(request: request, policy: policy, loop: loop, completion: completion)
         if let deadline { transfer.keepDeadline(after: deadline) }
         if driving { loop.startDriving(transfer) } else { loop.start(transfer) }
