@@ -48,14 +48,7 @@ final class WireForm: Sendable {
     /// under ``lock``.
     nonisolated(unsafe) private var made: URLRequest?
 
-    /// Locks that wire forms share for the request made once asked: few forms are ever asked for one, and
-    /// a lock of each form's own would cost every request an allocation.
-    private static let locks: [NSLock] = (0..<16).map { _ in NSLock() }
-
-    private var lock: NSLock {
-        // Objects are 16-byte aligned: the bits above those pick the lock.
-        Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
-    }
+    private var lock: NSLock { SharedLocks.lock(for: self) }
 
     init(
         url: URL?, text: String, method: String, fields: [String: String], body: Data?, timeout: TimeInterval,

@@ -287,14 +287,7 @@ extension Response {
         /// which a lookup would find either.
         nonisolated(unsafe) private var joined: HeaderFields?
 
-        /// Locks that heads share for their parts made once asked: a lock of each head's own would cost every
-        /// response an allocation, for parts that few responses are ever asked for.
-        private static let locks: [NSLock] = (0..<16).map { _ in NSLock() }
-
-        private var lock: NSLock {
-            // Objects are 16-byte aligned: the bits above those pick the lock.
-            Self.locks[Int((UInt(bitPattern: ObjectIdentifier(self)) >> 4) & 15)]
-        }
+        private var lock: NSLock { SharedLocks.lock(for: self) }
 
         init(_ sent: SentRequest, _ response: HTTPURLResponse) {
             self.sent = sent
