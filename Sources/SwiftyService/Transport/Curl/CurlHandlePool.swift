@@ -35,11 +35,16 @@ final class PooledHandle {
     }
 
     /// libcurl's list of `fields` (`CURLOPT_HTTPHEADER`), owned by the handle: the last one when the fields are
-    /// the same, otherwise a new one; `nil` for none.
-    func headerList(for fields: [String: String], _ curl: LibCurl) -> LibCurl.Handle? {
+    /// the same, otherwise a new one. Unless the fields set their own, it offers `codings` first: libcurl,
+    /// which decodes them either way (`CURLOPT_ACCEPT_ENCODING`), would otherwise format that line anew
+    /// for every request.
+    func headerList(for fields: [String: String], offering codings: String, _ curl: LibCurl) -> LibCurl.Handle? {
         if fields == sentFields { return headerList }
         curl.slistFreeAll(headerList)
         var list: LibCurl.Handle?
+        if !fields.keys.contains(where: { $0.caseInsensitiveCompare("Accept-Encoding") == .orderedSame }) {
+            list = "Accept-Encoding: \(codings)".withCString { curl.slistAppend(list, $0) } ?? list
+        }
         // Sorted, so that a request's fields go out in the same order whatever the dictionary's.
         for (name, value) in fields.sorted(by: { $0.key < $1.key }) {
             let line = value.isEmpty ? "\(name):" : "\(name): \(value)"

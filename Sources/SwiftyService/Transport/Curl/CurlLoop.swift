@@ -77,6 +77,8 @@ final class CurlLoop: @unchecked Sendable {
     /// Whether an h2c connection carries more than one request: not before libcurl 8, which rewrote its HTTP/2
     /// layer (only 7.88.1 was seen here, failing).
     let reusesH2CConnections: Bool
+    /// The codings this libcurl decodes, offered in `Accept-Encoding` (``LibCurl/decodedCodings``).
+    let offeredCodings: String
 
     init(curl: LibCurl, maxConnectionsPerHost: Int, tlsSupport: CurlTLSSupport = .shared) throws {
         guard let multi = curl.multiInit() else { throw CurlUnavailable(reason: "curl_multi_init failed") }
@@ -88,6 +90,7 @@ final class CurlLoop: @unchecked Sendable {
         self.maxConnectionsPerHost = max(maxConnectionsPerHost, 1)
         hostConnectionCeiling = self.maxConnectionsPerHost
         reusesH2CConnections = curl.version.number >= 0x08_00_00
+        offeredCodings = curl.decodedCodings
         curl.setMulti(multi, LibCurl.Option.multiMaxHostConnections, maxConnectionsPerHost)
         // libcurl's default cache holds 4 idle connections per handle in the multi handle; ours leave it as
         // they finish, so at N in flight the cache shrank below N and libcurl closed connections it would
@@ -581,7 +584,9 @@ final class CurlLoop: @unchecked Sendable {
             fields["Expect"] = waits ? "100-continue" : ""
             if waits { curl.set(handle, O.expect100TimeoutMilliseconds, Self.expectContinueWait) }
         }
-        if let list = pooled.headerList(for: fields, curl) { curl.set(handle, O.httpHeader, pointer: list) }
+        if let list = pooled.headerList(for: fields, offering: offeredCodings, curl) {
+            curl.set(handle, O.httpHeader, pointer: list)
+        }
         watchSilence(of: transfer)
     }
 

@@ -196,6 +196,17 @@ struct LibCurl: @unchecked Sendable {
         return (info.version_num, info.ssl_version.map { String(cString: $0) } ?? "")
     }
 
+    /// The content codings this libcurl decodes, as it offers them itself for `CURLOPT_ACCEPT_ENCODING` "":
+    /// deflate and gzip with zlib, then br and zstd when built with them; `identity` without any.
+    var decodedCodings: String {
+        let features = versionInfo?(0)?.pointee.features ?? 0
+        var codings: [String] = []
+        if features & (1 << 3) != 0 { codings += ["deflate", "gzip"] }  // CURL_VERSION_LIBZ
+        if features & (1 << 23) != 0 { codings.append("br") }  // CURL_VERSION_BROTLI
+        if features & (1 << 26) != 0 { codings.append("zstd") }  // CURL_VERSION_ZSTD
+        return codings.isEmpty ? "identity" : codings.joined(separator: ", ")
+    }
+
     func setMulti(_ multi: Handle, _ option: Int32, _ value: Int) {
         _ = ccurl_multi_setopt_long(multiSetopt, multi, option, value)
     }
