@@ -259,6 +259,16 @@ class Handler(socketserver.BaseRequestHandler):
             connection.sendall(b"x")
             time.sleep(interval)
 
+    def route_slow_head(self, connection):
+        # The head a line at a time: the server never falls silent for longer than the interval.
+        interval = float(self.query.get("interval", ["0.5"])[0])
+        count = int(self.query.get("count", ["6"])[0])
+        connection.sendall(b"HTTP/1.1 200 OK\r\n")
+        for number in range(count):
+            time.sleep(interval)
+            connection.sendall(f"X-Line-{number}: {number}\r\n".encode("latin-1"))
+        connection.sendall(b"Content-Length: 2\r\nConnection: close\r\n\r\nok")
+
     def route_huge(self, connection, megabytes=1 << 10):
         connection.sendall(self.head("200 OK", [("Content-Length", str(megabytes << 20)), ("Connection", "close")]))
         block = b"\0" * (1 << 20)

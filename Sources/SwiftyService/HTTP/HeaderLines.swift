@@ -15,7 +15,8 @@ struct HeaderLines: Sendable {
     /// Appends a field line (name, colon, value), without its line break.
     mutating func append(_ line: UnsafeRawBufferPointer) {
         if !bytes.isEmpty { bytes.append(UInt8(ascii: "\n")) }
-        bytes.append(contentsOf: line)
+        // As typed bytes: the raw buffer's own overload copied them one at a time.
+        bytes.append(contentsOf: line.assumingMemoryBound(to: UInt8.self))
     }
 
     /// Removes every line, keeping the storage for the next head.

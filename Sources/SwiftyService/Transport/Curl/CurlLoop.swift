@@ -391,6 +391,7 @@ final class CurlLoop: @unchecked Sendable {
                 if left <= 0 { return overdue.append(transfer) }
                 wait = min(wait, left)
             }
+            transfer.noteHeard(now: now)
             guard silenceCounts else { return }
             let left = transfer.heardAt + transfer.silenceLimit - now
             if left <= 0 { silent.append(transfer) } else { wait = min(wait, left) }

@@ -22,6 +22,9 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     // Unchecked for exclusivity, as are the fields below that the header and body callbacks write: only the loop
     // thread touches them, never in overlapping accesses, and the runtime's check cost a third of a header line.
     @exclusivity(unchecked) private(set) var heardAt: TimeInterval = 0
+    /// Set by the callbacks when they hear from the server (or send a body's bytes), until the loop next
+    /// looks at the silence (``noteHeard(now:)``).
+    @exclusivity(unchecked) private var heard = false
     /// The call's deadline, when the transfer keeps it (``CallerDrivenBackend``): when it passes, on the
     /// clock of silences, and the seconds it was set to. Set before the loop sees the transfer.
     private(set) var deadline: (due: TimeInterval, seconds: TimeInterval)?
@@ -174,7 +177,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// would cost more than the rest of the request. `false` stops the transfer: the head went past
     /// ``TransportRules``' limits.
     func header(_ line: UnsafeRawBufferPointer) -> Bool {
-        heardFrom()
+        heard = true
         headBytes += line.count
         if let problem = ResponseHeadTooLarge.problem(fields: fieldCount, bytes: headBytes) {
             headTooLarge = problem
@@ -194,31 +197,54 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             expectedLength = nil
             return true
         }
-        if bytes.isEmpty { keepsUnknownCodingUndecoded() }
-        if bytes.isEmpty, sink != nil { handOverHead() }
-        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return true }
+        if bytes.isEmpty {
+            keepsUnknownCodingUndecoded()
+            if sink != nil { handOverHead() }
+            return true
+        }
+        guard let start = bytes.baseAddress, let colonAt = memchr(start, Int32(UInt8(ascii: ":")), bytes.count)
+        else { return true }
         fieldCount += 1
         if let problem = ResponseHeadTooLarge.problem(fields: fieldCount, bytes: headBytes) {
             headTooLarge = problem
             return false
         }
         lines.append(bytes)
-        // Only the fields the transfer acts on are read now, found by their folded names.
+        // Only the fields the transfer acts on are read now; their lengths tell most lines apart unread.
+        let colon = UnsafeRawPointer(colonAt) - start
         let name = HeaderName.trimmed(UnsafeRawBufferPointer(rebasing: bytes[0..<colon]))
-        let folded = HeaderName.fold(name)
-        guard Self.fieldsReadNow.contains(folded) else { return true }
-        let valueBytes = HeaderName.trimmed(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]))
-        let value = String(decoding: valueBytes, as: UTF8.self)
-        if folded == Self.contentLength.folded, HeaderName.same(name, Self.contentLength.text) {
-            expectedLength = Int64(value)
-        } else if folded == Self.setCookie.folded, HeaderName.same(name, Self.setCookie.text) {
-            setCookieLines.append(value)
-        } else if folded == Self.contentEncoding.folded, HeaderName.same(name, Self.contentEncoding.text) {
+        func value() -> UnsafeRawBufferPointer {
+            HeaderName.trimmed(UnsafeRawBufferPointer(rebasing: bytes[(colon + 1)...]))
+        }
+        switch name.count {
+        case 14 where HeaderName.same(name, "Content-Length"):
+            expectedLength = Self.contentLength(value())
+        case 10 where HeaderName.same(name, "Set-Cookie"):
+            setCookieLines.append(String(decoding: value(), as: UTF8.self))
+        case 16 where HeaderName.same(name, "Content-Encoding"):
+            let value = String(decoding: value(), as: UTF8.self)
             contentCodings = contentCodings.map { $0 + ", " + value } ?? value
-        } else if folded == Self.transferEncoding.folded, HeaderName.same(name, Self.transferEncoding.text) {
+        case 17 where HeaderName.same(name, "Transfer-Encoding"):
+            let value = String(decoding: value(), as: UTF8.self)
             transferCodings = transferCodings.map { $0 + ", " + value } ?? value
+        default:
+            break
         }
         return true
+    }
+
+    /// A `Content-Length` value: digits only (RFC 9110 §8.6), `nil` for anything else or more than fits.
+    private static func contentLength(_ digits: UnsafeRawBufferPointer) -> Int64? {
+        guard !digits.isEmpty else { return nil }
+        var length: Int64 = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            let (times10, overflowed) = length.multipliedReportingOverflow(by: 10)
+            let (sum, overflowedAgain) = times10.addingReportingOverflow(Int64(byte - UInt8(ascii: "0")))
+            guard !overflowed, !overflowedAgain else { return nil }
+            length = sum
+        }
+        return length
     }
 
     private func clearFields() {
@@ -235,14 +261,6 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
             && line[2] == UInt8(ascii: "T") && line[3] == UInt8(ascii: "P") && line[4] == UInt8(ascii: "/")
     }
 
-    private static let contentLength = HeaderName("Content-Length")
-    private static let contentEncoding = HeaderName("Content-Encoding")
-    private static let setCookie = HeaderName("Set-Cookie")
-    private static let transferEncoding = HeaderName("Transfer-Encoding")
-    /// The folded names of the fields read as they come.
-    private static let fieldsReadNow = [contentLength, setCookie, contentEncoding, transferEncoding].map {
-        $0.folded
-    }
     /// The codings libcurl decodes (with `CURLOPT_ACCEPT_ENCODING` set to all it supports).
     private static let decodedCodings: Set<String> = [
         "identity", "none", "gzip", "x-gzip", "deflate", "br", "zstd",
@@ -278,7 +296,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     private(set) var tooLarge: Int?
 
     func write(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        heardFrom()
+        heard = true
         if let limit = request.maxResponseSize, output == nil,
             received + Int64(chunk.count) > Int64(limit) || (expectedLength ?? 0) > Int64(limit)
         {
@@ -329,7 +347,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// then keeps the chunk and offers it again once the loop resumes the transfer).
     func stream(_ chunk: UnsafeRawBufferPointer) -> Int {
         guard let sink, headHandedOver else { return write(chunk) ? chunk.count : 0 }
-        heardFrom()
+        heard = true
         guard sink.offer(Data(chunk)) else {
             isPaused = true
             return Self.writePause
@@ -343,7 +361,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     /// Fills libcurl's buffer with the next bytes of the body; 0 at the end, `readAbort` on failure.
     func read(into buffer: UnsafeMutableRawBufferPointer) -> Int {
-        heardFrom()
+        heard = true
         var count = 0
         if let bodyStream {
             switch bodyStream.read(into: buffer, whenReadable: { [loop] in loop.resume(self) }) {
@@ -477,6 +495,17 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     /// The transfer heard from the server, or took a byte of the body to send: its silence starts over.
     func heardFrom() {
         heardAt = Self.monotonicSeconds()
+        heard = false
+    }
+
+    /// Where the loop looks at the silence (`now` being the clock's reading there): a transfer that heard from
+    /// the server since the last look heard from it now. The callbacks only set ``heard``: a clock read per
+    /// header line and per chunk cost more than the rest of a line's work, and the loop looks after every
+    /// turn in which they ran.
+    func noteHeard(now: TimeInterval) {
+        guard heard else { return }
+        heardAt = now
+        heard = false
     }
 
     /// Seconds on a monotonic clock, for silences: read per header line and per chunk of body, so the
