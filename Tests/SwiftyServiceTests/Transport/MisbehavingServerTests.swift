@@ -113,21 +113,25 @@ struct MisbehavingServerTests {
         }
     }
 
-    @Test(arguments: ConformingBackend.allCases)
+    /// The backends that see a head arrive line by line. Not URLSession on Linux, which differs here (the
+    /// Backends article says so): FoundationNetworking shows its delegate a head once it is whole and counts
+    /// none of its bytes, so the backend's watch sees only silence and times such a request out. It is not
+    /// sent there even as a known issue: the task the watch then cancels sits on the trickling connection, on
+    /// the one thread all of the process's URLSessions share, and the one CI rehearsal that sent it saw a
+    /// URLSession test beside it (a byte every 0.5 s from httpbin) time out, which no run had before.
+    static let seeingHeadLines: [ConformingBackend] = {
+        #if canImport(FoundationNetworking)
+        ConformingBackend.allCases.filter { $0 != .urlSession }
+        #else
+        ConformingBackend.allCases
+        #endif
+    }()
+
+    @Test(arguments: seeingHeadLines)
     func aHeadThatKeepsComingALineAtATimeIsNotSilence(_ kind: ConformingBackend) async throws {
         // /slow-head sends a header line every 0.5 s for 3 s, then the body: twice the timeout in all, never
         // silent for a third of it.
         let realm = try realm(kind).setTimeout(1.5)
-        #if canImport(FoundationNetworking)
-        if kind == .urlSession {
-            // FoundationNetworking tells its delegate of a head once it is whole, and counts no byte of it in
-            // the task's counts: the backend's watch cannot see a head arrive, only the silence before it.
-            await withKnownIssue("URLSession on Linux shows nothing of a head before it is whole") {
-                _ = try await TestEndpoint(realm, "slow-head").request()
-            }
-            return
-        }
-        #endif
         try await measuringPromptness {
             let response = try await TestEndpoint(realm, "slow-head").request()
             #expect(try response.mapString() == "ok", "\(kind)")
