@@ -1,16 +1,5 @@
-/// A header name as HTTP compares it: ASCII letters in either case are the same.
-struct HeaderName {
-    /// The name as written here.
-    let text: String
-    /// ``fold(_:)`` of the name.
-    let folded: UInt64
-
-    init(_ text: String) {
-        var text = text
-        folded = text.withUTF8 { Self.fold(UnsafeRawBufferPointer($0)) }
-        self.text = text
-    }
-
+/// Header names as HTTP compares them: ASCII letters in either case are the same.
+enum HeaderName {
     /// FNV-1a of the name's bytes with ASCII letters in lower case: equal for names HTTP holds equal.
     static func fold(_ name: UnsafeRawBufferPointer) -> UInt64 {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325

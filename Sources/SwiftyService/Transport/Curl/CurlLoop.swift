@@ -77,7 +77,7 @@ final class CurlLoop: @unchecked Sendable {
     /// Whether an h2c connection carries more than one request: not before libcurl 8, which rewrote its HTTP/2
     /// layer (only 7.88.1 was seen here, failing).
     let reusesH2CConnections: Bool
-    /// The codings this libcurl decodes, offered in `Accept-Encoding` (``LibCurl/decodedCodings``).
+    /// The codings this libcurl decodes, offered in `Accept-Encoding` (``LibCurl/offeredCodings``).
     let offeredCodings: String
 
     init(curl: LibCurl, maxConnectionsPerHost: Int, tlsSupport: CurlTLSSupport = .shared) throws {
@@ -90,7 +90,7 @@ final class CurlLoop: @unchecked Sendable {
         self.maxConnectionsPerHost = max(maxConnectionsPerHost, 1)
         hostConnectionCeiling = self.maxConnectionsPerHost
         reusesH2CConnections = curl.version.number >= 0x08_00_00
-        offeredCodings = curl.decodedCodings
+        offeredCodings = curl.offeredCodings
         curl.setMulti(multi, LibCurl.Option.multiMaxHostConnections, maxConnectionsPerHost)
         // libcurl's default cache holds 4 idle connections per handle in the multi handle; ours leave it as
         // they finish, so at N in flight the cache shrank below N and libcurl closed connections it would

@@ -198,7 +198,7 @@ struct LibCurl: @unchecked Sendable {
 
     /// The content codings this libcurl decodes, as it offers them itself for `CURLOPT_ACCEPT_ENCODING` "":
     /// deflate and gzip with zlib, then br and zstd when built with them; `identity` without any.
-    var decodedCodings: String {
+    var offeredCodings: String {
         let features = versionInfo?(0)?.pointee.features ?? 0
         var codings: [String] = []
         if features & (1 << 3) != 0 { codings += ["deflate", "gzip"] }  // CURL_VERSION_LIBZ
