@@ -495,12 +495,23 @@ final class CurlLoop: @unchecked Sendable {
     }
 
     /// Whether the environment names a proxy for libcurl to use (`http_proxy`, `https_proxy`, `all_proxy`).
-    static let proxiesFromEnvironment: Bool = {
-        let environment = ProcessInfo.processInfo.environment
-        return ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains {
+    static let proxiesFromEnvironment = namesProxy(ProcessInfo.processInfo.environment)
+
+    static func namesProxy(_ environment: [String: String]) -> Bool {
+        ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains {
             environment[$0]?.isEmpty == false
         }
-    }()
+    }
+
+    /// Whether the handles leave proxies to libcurl's reading of the environment: only when the environment
+    /// has something to say about them. libcurl reads it for every request (five lookups, each a walk through
+    /// the whole environment, when it names no proxy); when it names none, the handles say so themselves.
+    static let readsProxiesFromEnvironment = mentionsProxies(ProcessInfo.processInfo.environment)
+
+    /// Whether any variable of `environment` is about proxies (`*_proxy`, `no_proxy`, in any case).
+    static func mentionsProxies(_ environment: [String: String]) -> Bool {
+        environment.keys.contains { $0.lowercased().hasSuffix("_proxy") }
+    }
 
     /// Whether `url` starts with `https:`, in any letter case (URL's `scheme` costs a parse on Linux).
     private static func isHTTPS(_ url: String) -> Bool {
@@ -531,6 +542,10 @@ final class CurlLoop: @unchecked Sendable {
         let context = Unmanaged.passUnretained(transfer).toOpaque()
         typealias O = LibCurl.Option
         curl.set(handle, O.url, string: url)
+        if !Self.readsProxiesFromEnvironment {
+            curl.set(handle, O.proxy, string: "")
+            curl.set(handle, O.noProxy, string: "")
+        }
         pooled.clearErrorBuffer()
         curl.set(handle, O.errorBuffer, pointer: pooled.errorBuffer)
         curl.set(handle, O.noSignal, 1)

@@ -247,6 +247,8 @@ struct LibCurl: @unchecked Sendable {
         static let globalAll = 3
         static let writeData: Int32 = 10_001
         static let url: Int32 = 10_002
+        static let proxy: Int32 = 10_004
+        static let noProxy: Int32 = 10_177
         static let readData: Int32 = 10_009
         static let writeFunction: Int32 = 20_011
         static let readFunction: Int32 = 20_012
