@@ -19,7 +19,7 @@ enum BackendsSamples {
         #sourceLocation()
     }
 
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 137)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 138)
     public struct SimpleLegacyBackend: NetworkBackend {
         let client: LegacyHTTPClient
         public func send(_ request: BackendRequest,
@@ -35,7 +35,7 @@ enum BackendsSamples {
     }
     #sourceLocation()
 
-    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 161)
+    #sourceLocation(file: "Sources/SwiftyService/SwiftyService.docc/Backends.md", line: 162)
     public struct ModernClientBackend: AsyncNetworkBackend {
         let client: ModernHTTPClient
         public func send(_ request: BackendRequest) async throws -> Response {

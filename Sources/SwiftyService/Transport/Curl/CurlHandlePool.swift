@@ -66,7 +66,8 @@ final class PooledHandle {
 /// transfer's options; connections stay in the multi handle's cache). Loop thread only.
 final class CurlHandlePool {
     private let curl: LibCurl
-    private var idle: [PooledHandle] = []
+    // Unchecked for exclusivity: the loop thread's alone, never accessed in overlapping ways.
+    @exclusivity(unchecked) private var idle: [PooledHandle] = []
     /// More idle handles than this are freed: a burst's handles need not outlive it.
     static let capacity = 64
 

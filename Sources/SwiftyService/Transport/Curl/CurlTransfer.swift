@@ -74,7 +74,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
     @exclusivity(unchecked) private var headBytes = 0
     /// Set when the head went past a limit and the transfer was stopped for it.
     private(set) var headTooLarge: ResponseHeadTooLarge?
-    @exclusivity(unchecked) private var body = Data()
+    @exclusivity(unchecked) private var body = ResponseBodyBuffer()
     /// The bytes a body in memory has room for before it grows: most API answers fit.
     static let bodyReserve = 1024
     private var output: FileHandle?
@@ -105,7 +105,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         // Reserved here, on the caller's thread, where the caller lets go of it: allocated on the loop's
         // thread, each body was freed into the loop thread's arena from another, under the arena's lock
         // that the loop's own allocations then waited on.
-        if request.downloadFile == nil { body = Data(capacity: Self.bodyReserve) }
+        if request.downloadFile == nil { body.reserve(Self.bodyReserve) }
         hop = request.wire ?? WireForm(reading: request.urlRequest)
         // Stored last, so that storing it is its last use: a move, not a copy of its fields.
         self.request = request
@@ -120,7 +120,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         clearFields()
         fieldCount = 0
         headBytes = 0
-        if !body.isEmpty { body = Data() }
+        body.removeAll()
         received = 0
         bodyOffset = 0
         bodyFile = nil
@@ -148,6 +148,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
 
     deinit {
         ccurl_tls_watch_release(handshakeWatch)
+        body.deallocate()
     }
 
     /// A new record for the hop's handshake (the last hop's let go of), for `CURLOPT_SSL_CTX_DATA`.
@@ -306,10 +307,7 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         if let output {
             do { try output.write(contentsOf: chunk) } catch { return false }
         } else {
-            // The pointer's own overload: the generic one over a buffer went through three layers of Data's.
-            if let start = chunk.baseAddress {
-                body.append(start.assumingMemoryBound(to: UInt8.self), count: chunk.count)
-            }
+            guard body.append(chunk) else { return false }
         }
         received += Int64(chunk.count)
         if request.wantsProgress {
@@ -483,9 +481,10 @@ final class CurlTransfer: StoppableTransfer, @unchecked Sendable {
         if let download = request.downloadFile, let head = head ?? self.response(status: status) {
             response = Response(request: request.urlRequest, response: head, fileURL: download)
         } else if let head {
-            response = Response(request: request.urlRequest, response: head, data: body)
+            response = Response(request: request.urlRequest, response: head, data: body.take())
         } else {
-            response = Response(sent: request.sent, statusCode: status, lines: lines, data: body, url: hop.url)
+            response = Response(
+                sent: request.sent, statusCode: status, lines: lines, data: body.take(), url: hop.url)
         }
         response.setCookieLines = setCookieLines
         if let metrics { response.metrics = [metrics] }
