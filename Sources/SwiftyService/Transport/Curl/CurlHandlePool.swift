@@ -101,30 +101,35 @@ final class CurlHandlePool {
 }
 
 /// What a hop's handle options depend on, for a hop whose options are all set from it: a bodiless request
-/// without a TLS policy or a stream. Two hops with equal setups set the same options, so the second may keep
-/// the first one's.
-struct ReusableSetup: Equatable {
+/// without a stream. Two hops with equal setups set the same options, so the second may keep the first one's.
+struct ReusableSetup {
     let url: String
     let method: String
     let fields: [String: String]
+    /// The options of the hop's TLS policy, as the loop made them once for the policy: the same object for
+    /// the same policy (held here, so that another policy's cannot take its place unseen).
+    let tls: CurlTLSOptions?
 
-    /// The hop's setup, or `nil` when its options depend on more (a body, a TLS policy, a stream).
-    init?(for transfer: CurlTransfer, url: String, fields: [String: String]) {
+    /// The hop's setup, or `nil` when its options depend on more (a body, a stream).
+    init?(for transfer: CurlTransfer, url: String, fields: [String: String], tls: CurlTLSOptions?) {
         guard Self.applies(to: transfer, url: url) else { return nil }
         self.url = url
         method = transfer.hop.method
         self.fields = fields
+        self.tls = tls
     }
 
     /// Whether the hop's options are all set from its setup.
     static func applies(to transfer: CurlTransfer, url: String) -> Bool {
-        !transfer.hasBody && transfer.request.tlsPolicy == nil && transfer.sink == nil && !url.isEmpty
+        !transfer.hasBody && transfer.sink == nil && !url.isEmpty
     }
 
-    /// Whether this is the setup of the hop to `url` with `fields`: compared in place, with no setup made for
-    /// the hop (a copy of its URL, method and fields, and a release of each, for every request).
-    func isSetup(of transfer: CurlTransfer, url: String, fields: [String: String]) -> Bool {
-        Self.applies(to: transfer, url: url) && self.url == url && method == transfer.hop.method
-            && self.fields == fields
+    /// Whether this is the setup of the hop to `url` with `fields` and `tls`: compared in place, with no setup
+    /// made for the hop (a copy of its URL, method and fields, and a release of each, for every request).
+    func isSetup(
+        of transfer: CurlTransfer, url: String, fields: [String: String], tls: CurlTLSOptions?
+    ) -> Bool {
+        Self.applies(to: transfer, url: url) && self.tls === tls && self.url == url
+            && method == transfer.hop.method && self.fields == fields
     }
 }

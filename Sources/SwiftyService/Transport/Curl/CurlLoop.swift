@@ -426,6 +426,17 @@ final class CurlLoop: @unchecked Sendable {
             transfer.finish(.failure(error))
             return
         }
+        let tlsOptions: CurlTLSOptions?
+        do {
+            tlsOptions = try transfer.request.tlsPolicy.map { try tls.options(for: $0) }
+        } catch {
+            leaveHost(of: transfer)
+            transfer.finish(.failure(error))
+            return
+        }
+        // Kept while the transfer may connect: on a libcurl that takes no roots in memory, they own the file
+        // its handles read the roots from.
+        transfer.tlsOptions = tlsOptions
         guard let pooled = handles.take() else {
             leaveHost(of: transfer)
             transfer.finish(.failure(URLError(.cannotConnectToHost)))
@@ -433,7 +444,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         let handle = pooled.raw
         let fields = transfer.hop.fields
-        if pooled.setup?.isSetup(of: transfer, url: url, fields: fields) == true {
+        if pooled.setup?.isSetup(of: transfer, url: url, fields: fields, tls: tlsOptions) == true {
             // The handle is set up as this hop needs, from a hop just like it: only the hop's own pointers
             // change (raw libcurl reuses a handle so, without curl_easy_reset and a URL parsed again).
             transfer.easy = pooled
@@ -448,7 +459,7 @@ final class CurlLoop: @unchecked Sendable {
         handles.reset(pooled)
         let protocolRefusal: (any Error)? = CurlProtocols.restrict(
             setString: { curl.set(handle, $0, string: $1) }, setNumber: { curl.set(handle, $0, $1) })
-        if let refusal = protocolRefusal ?? applyTLSPolicy(of: transfer, to: handle) {
+        if let refusal = protocolRefusal ?? tlsOptions?.apply(to: handle, curl) {
             handles.giveBack(pooled)
             leaveHost(of: transfer)
             transfer.finish(.failure(refusal))
@@ -456,7 +467,7 @@ final class CurlLoop: @unchecked Sendable {
         }
         transfer.easy = pooled
         configure(pooled, for: transfer, url: url, fields: fields)
-        pooled.setup = ReusableSetup(for: transfer, url: url, fields: fields)
+        pooled.setup = ReusableSetup(for: transfer, url: url, fields: fields, tls: tlsOptions)
         watchHandshake(of: transfer, on: handle, url: url)
         setActive(transfer, for: handle)
         _ = curl.multiAddHandle(multi, handle)
@@ -522,19 +533,6 @@ final class CurlLoop: @unchecked Sendable {
             guard let byte = letters.next(), byte | 0x20 == expected | 0x20 else { return false }
         }
         return true
-    }
-
-    /// Sets the realm's TLS policy on the hop's handle; the error when libcurl refuses part of it, and then
-    /// nothing is sent.
-    private func applyTLSPolicy(of transfer: CurlTransfer, to handle: LibCurl.Handle) -> (any Error)? {
-        guard let policy = transfer.request.tlsPolicy else { return nil }
-        do {
-            let options = try tls.options(for: policy)
-            transfer.tlsOptions = options
-            return options.apply(to: handle, curl)
-        } catch {
-            return error
-        }
     }
 
     private func configure(
