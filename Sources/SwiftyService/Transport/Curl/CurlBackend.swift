@@ -13,9 +13,9 @@ import FoundationNetworking
 /// One dedicated thread drives the backend's transfers: connections are reused (at most
 /// `maxConnectionsPerHost` per host, or a realm's own ``RealmConfiguration/setMaxConnectionsPerHost(_:)``; a
 /// request past it waits, and its call is told), HTTP/2 is used where the server offers it over TLS (requests
-/// to such a host share its connections), proxies come
-/// from the environment (`http_proxy`, `https_proxy`, `no_proxy`; when it has no `*_proxy` variable as the first
-/// backend starts, requests go direct without reading it again), and compressed bodies are decoded.
+/// to such a host share its connections), proxies come from the environment (`http_proxy`, `https_proxy`,
+/// `no_proxy`; when it has no `*_proxy` variable as the first backend starts, requests go direct without
+/// reading it again), and compressed bodies are decoded.
 /// Redirects follow a ``RedirectPolicy`` exactly as ``URLSessionBackend`` does (secrets dropped across
 /// origins, 307/308 keep method and body); libcurl never follows one on its own. Timeouts follow
 /// URLSession's meaning (no byte for that long). Bodies stream from files and downloads go straight to

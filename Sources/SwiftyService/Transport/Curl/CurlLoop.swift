@@ -510,6 +510,7 @@ final class CurlLoop: @unchecked Sendable {
     /// Whether the environment names a proxy for libcurl to use (`http_proxy`, `https_proxy`, `all_proxy`).
     static let proxiesFromEnvironment = namesProxy(ProcessInfo.processInfo.environment)
 
+    /// Whether `environment` names a proxy (an empty value names none).
     static func namesProxy(_ environment: [String: String]) -> Bool {
         ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"].contains {
             environment[$0]?.isEmpty == false
