@@ -73,7 +73,12 @@ func uploadStreamMemory(_ settings: Settings) async throws -> Outcome {
     let output = Pipe()
     server.standardOutput = output
     try server.run()
-    defer { server.terminate() }
+    // SIGKILL, not `terminate()`: a child started from a pool thread inherits its blocked signals, SIGTERM
+    // among them, and outlived the benchmark.
+    defer {
+        kill(server.processIdentifier, SIGKILL)
+        server.waitUntilExit()
+    }
     var portLine = Data()
     while !portLine.contains(UInt8(ascii: "\n")) {
         let byte = output.fileHandleForReading.readData(ofLength: 1)
