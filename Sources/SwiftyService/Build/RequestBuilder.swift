@@ -33,6 +33,12 @@ struct RequestDraft {
         if case let .crud(crud) = verb { return crud }
         return nil
     }
+
+    /// Whether what goes on the wire depends on the method, the path and the realm's decisions alone: no
+    /// parameters, body or download, and no settings of the endpoint's own.
+    var isPlain: Bool {
+        parameters == nil && body == nil && download == nil && pathProblem == nil && layer.isEmpty
+    }
 }
 
 /// Turns a draft and its settings (realm, endpoint, one-off overrides) into a request, without I/O: resolve
@@ -45,6 +51,16 @@ enum RequestBuilder {
         let settings = SettingsStack(realm: realm, endpoint: draft.layer, overrides: overrides)
         let decided = settings.decisions
         let (method, crudMethods) = resolve(draft.verb, decided)
+        // A plain request sent again is the same bytes as the last one: its URL, fields and host are made once
+        // per realm configuration and path, not parsed and joined per request.
+        let plain = draft.isPlain && overrides.isEmpty && crudMethods.isEmpty
+        if plain, let wire = decided.recentWire(method, path: draft.path, isEncoded: draft.pathIsEncoded) {
+            let limits = decided.limits
+            let resource = Timeouts(timeout: decided.timeout, resource: limits.resourceTimeout(for: .buffered))
+            return assemble(
+                wire, decided.headers, draft, decided, (nil, nil),
+                (resource.resource, limits.maxResponseSize(for: .buffered)), progress)
+        }
         var target = URLTarget(
             path: draft.path, isEncoded: draft.pathIsEncoded, problem: draft.pathProblem, base: decided.base,
             method: method)
@@ -73,6 +89,9 @@ enum RequestBuilder {
             fields: headers.isEmpty ? [:] : headers.dictionary, body: body.data, timeout: timeouts.request,
             cachePolicy: crudMethods.isEmpty ? decided.cachePolicy : settings.cachePolicy(for: crudMethods),
             host: target.hostKey(ofURL: text))
+        if plain, body.data == nil, body.contentType == nil, body.file == nil, body.stream == nil {
+            decided.keep(wire, method, path: draft.path, isEncoded: draft.pathIsEncoded)
+        }
         return assemble(
             wire, headers, draft, decided, (body.file, body.stream),
             (timeouts.resource, limits.maxResponseSize(for: mode)), progress)

@@ -42,6 +42,9 @@ final class SettingsDecisions: Sendable {
     private let middleware: [any Middleware]
     private let cache: HTTPCache?
     private let coalescer: (any Middleware)?
+    /// The wire forms of the last few plain requests built on these decisions, newest first (RequestBuilder).
+    private let recentWires = Locked.make([RecentWire]())
+    private static let recentWiresKept = 4
 
     init(_ settings: SettingsStack) {
         base = settings.top { $0.base }
@@ -67,6 +70,28 @@ final class SettingsDecisions: Sendable {
         tlsPolicy = settings.top { $0.tlsPolicy }?.policy
         maxConnectionsPerHost = settings.top { $0.maxConnectionsPerHost }
         httpVersion = settings.top { $0.httpVersion } ?? .automatic
+    }
+
+    /// A plain request's wire form, made already for a request of the same method to the same path.
+    func recentWire(_ method: HTTPMethod, path: String, isEncoded: Bool) -> WireForm? {
+        recentWires.withLock { recent in
+            recent.first { $0.method == method && $0.isEncoded == isEncoded && $0.path == path }?.wire
+        }
+    }
+
+    /// Keeps a plain request's wire form for the next request of the same method to the same path.
+    func keep(_ wire: WireForm, _ method: HTTPMethod, path: String, isEncoded: Bool) {
+        recentWires.withLock { recent in
+            if recent.count == Self.recentWiresKept { recent.removeLast() }
+            recent.insert(RecentWire(method: method, path: path, isEncoded: isEncoded, wire: wire), at: 0)
+        }
+    }
+
+    private struct RecentWire {
+        let method: HTTPMethod
+        let path: String
+        let isEncoded: Bool
+        let wire: WireForm
     }
 
     /// The chain of a call: downloads go to a file of their own, so they are neither cached in memory nor
