@@ -74,14 +74,14 @@ final class SettingsDecisions: Sendable {
 
     /// A plain request's wire form, made already for a request of the same method to the same path.
     func recentWire(_ method: HTTPMethod, path: String, isEncoded: Bool) -> WireForm? {
-        recentWires.withLock { recent in
-            recent.first { $0.method == method && $0.isEncoded == isEncoded && $0.path == path }?.wire
-        }
+        recentWires.withLock { recent in recent.first { $0.matches(method, path, isEncoded) }?.wire }
     }
 
     /// Keeps a plain request's wire form for the next request of the same method to the same path.
     func keep(_ wire: WireForm, _ method: HTTPMethod, path: String, isEncoded: Bool) {
         recentWires.withLock { recent in
+            // Requests in flight together all miss at first: one of them is kept, not one per request.
+            if recent.contains(where: { $0.matches(method, path, isEncoded) }) { return }
             if recent.count == Self.recentWiresKept { recent.removeLast() }
             recent.insert(RecentWire(method: method, path: path, isEncoded: isEncoded, wire: wire), at: 0)
         }
@@ -92,6 +92,10 @@ final class SettingsDecisions: Sendable {
         let path: String
         let isEncoded: Bool
         let wire: WireForm
+
+        func matches(_ method: HTTPMethod, _ path: String, _ isEncoded: Bool) -> Bool {
+            self.method == method && self.isEncoded == isEncoded && self.path == path
+        }
     }
 
     /// The chain of a call: downloads go to a file of their own, so they are neither cached in memory nor
