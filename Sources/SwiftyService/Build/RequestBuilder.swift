@@ -56,10 +56,11 @@ enum RequestBuilder {
         let plain = draft.isPlain && overrides.isEmpty && crudMethods.isEmpty
         if plain, let wire = decided.recentWire(method, path: draft.path, isEncoded: draft.pathIsEncoded) {
             let limits = decided.limits
-            let resource = Timeouts(timeout: decided.timeout, resource: limits.resourceTimeout(for: .buffered))
+            let deadline = limits.resourceTimeout(for: .buffered)
+            let timeouts = Timeouts(timeout: decided.timeout, resource: deadline)
             return assemble(
                 wire, decided.headers, draft, decided, (nil, nil),
-                (resource.resource, limits.maxResponseSize(for: .buffered)), progress)
+                (timeouts.resource, limits.maxResponseSize(for: .buffered)), progress)
         }
         var target = URLTarget(
             path: draft.path, isEncoded: draft.pathIsEncoded, problem: draft.pathProblem, base: decided.base,

@@ -24,10 +24,13 @@ struct PlainRequestReuseRealServerTests {
         try await endpoint.request().decode(Echo.self)
     }
 
-    @Test("After the realm changes, the same request goes to its new base URL with its new headers", arguments: ConformingBackend.allCases)
+    @Test(
+        "After the realm changes, the same request goes to its new base URL with its new headers",
+        arguments: ConformingBackend.allCases)
     func realmChanges(_ kind: ConformingBackend) async throws {
         let anything = try HTTPBin.anything()
-        let realm = uniqueRealm("reuse").setBaseURL(anything.appendingPathComponent("one")).use(try kind.make())
+        let realm = uniqueRealm("reuse").setBaseURL(anything.appendingPathComponent("one")).use(
+            try kind.make())
         let endpoint = TestEndpoint(realm, "item")
 
         let first = try await echo(endpoint)
@@ -42,7 +45,9 @@ struct PlainRequestReuseRealServerTests {
         #expect(first.headers["X-Reuse"] == nil)
     }
 
-    @Test("Methods, paths, parameters and an endpoint's own base URL each go out as declared, interleaved", arguments: ConformingBackend.allCases)
+    @Test(
+        "Methods, paths, parameters and an endpoint's own base URL each go out as declared, interleaved",
+        arguments: ConformingBackend.allCases)
     func interleaved(_ kind: ConformingBackend) async throws {
         let anything = try HTTPBin.anything()
         let realm = uniqueRealm("reuse").setBaseURL(anything).use(try kind.make())
@@ -50,8 +55,10 @@ struct PlainRequestReuseRealServerTests {
         // More distinct requests than the realm keeps, sent twice over, so that kept and made ones alternate.
         let endpoints = [
             TestEndpoint(realm, "a"), TestEndpoint(realm, "a", method: .delete), TestEndpoint(realm, "b"),
-            TestEndpoint(realm, "a", parameters: ["q": "1"]), TestEndpoint(realm, "c"), TestEndpoint(realm, "d"),
-            TestEndpoint(realm, "a", baseURL: elsewhere), TestEndpoint(realm, "a", method: .put), TestEndpoint(realm, "e"),
+            TestEndpoint(realm, "a", parameters: ["q": "1"]), TestEndpoint(realm, "c"),
+            TestEndpoint(realm, "d"),
+            TestEndpoint(realm, "a", baseURL: elsewhere), TestEndpoint(realm, "a", method: .put),
+            TestEndpoint(realm, "e"),
         ]
         let expected: [(method: String, url: String, args: [String: String])] = [
             ("GET", "/a", [:]), ("DELETE", "/a", [:]), ("GET", "/b", [:]), ("GET", "/a?q=1", ["q": "1"]),
