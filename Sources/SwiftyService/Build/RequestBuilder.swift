@@ -90,9 +90,8 @@ enum RequestBuilder {
             fields: headers.isEmpty ? [:] : headers.dictionary, body: body.data, timeout: timeouts.request,
             cachePolicy: crudMethods.isEmpty ? decided.cachePolicy : settings.cachePolicy(for: crudMethods),
             host: target.hostKey(ofURL: text))
-        if plain, body.data == nil, body.contentType == nil, body.file == nil, body.stream == nil {
-            decided.keep(wire, method, path: draft.path, isEncoded: draft.pathIsEncoded)
-        }
+        // A plain draft has no parameters and no body: `body` is empty, and the wire form all there is to keep.
+        if plain { decided.keep(wire, method, path: draft.path, isEncoded: draft.pathIsEncoded) }
         return assemble(
             wire, headers, draft, decided, (body.file, body.stream),
             (timeouts.resource, limits.maxResponseSize(for: mode)), progress)
