@@ -4,9 +4,11 @@ import Foundation
 import FoundationNetworking
 #endif
 
+// Indirect: each case is boxed, so that an outcome (`Result<Response, ServiceError>`) is one reference, copied
+// with a retain on every step of an answer's way to its caller rather than through its type's metadata.
 /// Everything that can go wrong with a request, told apart by case; every description names the method,
 /// the URL and the cause.
-public enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedError {
+public indirect enum ServiceError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// The request could not be built (bad URL, header, method or parameter); nothing was sent.
     case invalidRequest(InvalidRequestReason, method: HTTPMethod, url: String)
     /// The request failed on the way: connection refused or reset, DNS, TLS, a backend's own failure…
