@@ -173,13 +173,6 @@ final class Exchange: DeadlineTarget {
         }
     }
 
-    /// Adds an awaiting task as a waiter, resumed with the outcome once: now if there is one, later otherwise.
-    private func wait(resuming task: UnsafeContinuation<Outcome, Never>) {
-        if case let .decided(outcome) = state.withLock({ $0.add(.resume(task)) }) {
-            task.resume(returning: outcome)
-        }
-    }
-
     /// One waiter stops waiting: it alone is told the exchange was cancelled. The last one to leave an
     /// exchange that ends when abandoned ends it.
     func stopWaiting(_ id: Int) {
@@ -227,16 +220,31 @@ final class Exchange: DeadlineTarget {
     /// place, so that the waiter hears the outcome itself rather than what the exchange keeps of it.
     // Nonsending: the wait runs on its caller's executor, with no switch on the way in or back.
     nonisolated(nonsending) func untilFinished(starting: () -> Void = {}) async -> Outcome {
+        var gaveItself = false
         // Unchecked: the exchange tells each waiter exactly once, which is what a checked continuation would
         // check, at the cost of an allocation per request.
         let outcome = await withUnsafeContinuation { continuation in
-            wait(resuming: continuation)
-            starting()
+            switch state.withLock({ $0.addStarting(continuation) }) {
+            case let .decided(outcome):
+                gaveItself = true
+                continuation.resume(returning: outcome)
+                starting()
+            case .waiting:
+                starting()
+            case .starting:
+                starting()
+                // An answer that came while the work started is this thread's to give: resumed from the
+                // answering thread before its task suspended, the runtime's ordering is all that orders the two,
+                // and ThreadSanitizer, blind to it, reported the resume against the task's frame (in CI).
+                if let answered = state.withLock({ $0.sealStarting() }) {
+                    gaveItself = true
+                    continuation.resume(returning: answered)
+                }
+            }
         }
-        // The answering thread built the outcome and then released this lock. Taking it once more orders that
-        // work before ours for ThreadSanitizer too: a continuation resumed before its task had suspended was
-        // once reported as a race (in a CI rehearsal), the runtime's own ordering being invisible to it.
-        state.withLock { _ in }
+        // Resumed by the answering thread, which built the outcome and then released this lock: taking it once
+        // more orders that work before ours for ThreadSanitizer too.
+        if !gaveItself { state.withLock { _ in } }
         return outcome
     }
 

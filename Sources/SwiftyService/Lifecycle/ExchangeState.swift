@@ -68,6 +68,8 @@ struct ExchangeState<Outcome: Sendable, Body> {
     /// Kept apart from the phase for the same reason.
     private var stopBody: Outcome?
     private var deadline: Deadline?
+    /// The waiter of a task that is still starting the work (``addStarting(_:)``), apart from the others.
+    private var starting: Starting?
     /// Most exchanges have one waiter: it is kept inline, so that they allocate no table.
     private var firstWaiter: (id: Int, waiter: Party)?
     private var otherWaiters: [(id: Int, waiter: Party)] = []
@@ -169,6 +171,7 @@ struct ExchangeState<Outcome: Sendable, Body> {
     mutating func settled(_ outcome: Outcome, body: Body?, keeping kept: Outcome? = nil) -> SettledAction {
         guard case .headReceived = phase else { return .finish(Waiters(), callOff: nil) }
         self.outcome = kept ?? outcome
+        answerStarting(with: outcome)
         let stop = stopBody
         stopBody = nil
         let told = takeWaiters()
@@ -212,6 +215,7 @@ struct ExchangeState<Outcome: Sendable, Body> {
             endedEarly = true
             phase = .finished
             self.outcome = outcome
+            answerStarting(with: outcome)
             return .fail(takeWaiters(), stopWork: work, callOff: takeDeadline())
         case .headReceived:
             if stopBody == nil { stopBody = outcome }
@@ -251,7 +255,60 @@ struct ExchangeState<Outcome: Sendable, Body> {
         return .waiting(nextWaiter)
     }
 
-    private var hasWaiters: Bool { firstWaiter != nil || !otherWaiters.isEmpty }
+    private var hasWaiters: Bool { firstWaiter != nil || !otherWaiters.isEmpty || starting != nil }
+
+    // MARK: The waiter that starts the work
+
+    /// A task's waiter while that task is still starting the work: an outcome decided meanwhile is kept for
+    /// it, and the task gives it to itself once it has started the work (``sealStarting()``), rather than the
+    /// answering thread resuming a task that has not suspended yet — an ordering of the runtime's that
+    /// ThreadSanitizer does not see, and reported as a race on the task's frame.
+    enum Starting {
+        case open(UnsafeContinuation<Outcome, Never>)
+        /// The outcome came while the task was starting the work.
+        case answered(Outcome)
+    }
+
+    /// Where a task that goes on to start the work stands.
+    enum StartingJoined {
+        /// The outcome is decided: the task gets this at once.
+        case decided(Outcome)
+        /// Kept as the starting waiter, until ``sealStarting()``.
+        case starting
+        /// Another task is starting it: this one waits as any other waiter.
+        case waiting
+    }
+
+    /// A waiter whose task goes on to start the work.
+    mutating func addStarting(_ task: UnsafeContinuation<Outcome, Never>) -> StartingJoined {
+        if let outcome { return .decided(outcome) }
+        guard starting == nil else {
+            _ = add(.resume(task))
+            return .waiting
+        }
+        starting = .open(task)
+        return .starting
+    }
+
+    /// The starting task has started the work: the outcome when it came meanwhile, for that task to give
+    /// itself; `nil` when it has not, and the task now waits as any other waiter.
+    mutating func sealStarting() -> Outcome? {
+        defer { starting = nil }
+        switch starting {
+        case let .answered(outcome)?:
+            return outcome
+        case let .open(task)?:
+            _ = add(.resume(task))
+            return nil
+        case nil:
+            return nil
+        }
+    }
+
+    /// The outcome, for a starting waiter that has not sealed yet.
+    private mutating func answerStarting(with outcome: Outcome) {
+        if case .open = starting { starting = .answered(outcome) }
+    }
 
     /// A waiter leaves before the outcome: it alone is to be told it left. When it was the last one and the
     /// exchange ends when abandoned, the exchange ends too (with `abandoned`, which no waiter hears).

@@ -203,6 +203,66 @@ import FoundationNetworking
         #expect(!state.isFinished)
         guard case .settle = state.head() else { Issue.record("the head still settles"); return }
     }
+
+    // MARK: The waiter whose task starts the work
+
+    @Test func anAnswerWhileItsTaskStartsTheWorkIsKeptForThatTaskToGiveItself() async {
+        var state = State()
+        let outcome = await withUnsafeContinuation { (task: UnsafeContinuation<String, Never>) in
+            guard case .starting = state.addStarting(task) else {
+                Issue.record("the first task to wait starts the work")
+                return task.resume(returning: "wrong")
+            }
+            // The work answers before the task has finished starting it (a server on the same machine).
+            _ = state.start()
+            _ = state.head()
+            guard case let .finish(waiters, _) = state.settled("ok", body: nil) else {
+                Issue.record("a whole answer finishes")
+                return task.resume(returning: "wrong")
+            }
+            #expect(waiters.count == 0, "the answering thread resumes nobody")
+            task.resume(returning: state.sealStarting() ?? "not kept")
+        }
+        #expect(outcome == "ok")
+        #expect(state.sealStarting() == nil, "given once")
+    }
+
+    @Test func aTaskThatHasStartedTheWorkBeforeTheAnswerIsResumedByTheAnsweringThread() async {
+        var state = State()
+        var told = 0
+        let outcome = await withUnsafeContinuation { (task: UnsafeContinuation<String, Never>) in
+            _ = state.addStarting(task)
+            _ = state.start()
+            #expect(state.sealStarting() == nil, "nothing came while it started")
+            _ = state.head()
+            guard case let .finish(waiters, _) = state.settled("ok", body: nil) else {
+                Issue.record("a whole answer finishes")
+                return task.resume(returning: "wrong")
+            }
+            told = waiters.count
+            waiters.tell("ok")
+        }
+        #expect(outcome == "ok" && told == 1)
+    }
+
+    @Test func aCancellationWhileItsTaskStartsTheWorkIsKeptForThatTask() async {
+        var state = State()
+        let outcome = await withUnsafeContinuation { (task: UnsafeContinuation<String, Never>) in
+            _ = state.addStarting(task)
+            _ = state.start()
+            guard case let .fail(waiters, _, _) = state.end("cancelled") else {
+                Issue.record("a cancellation before the head ends the exchange")
+                return task.resume(returning: "wrong")
+            }
+            #expect(waiters.count == 0, "the cancelling thread resumes nobody")
+            task.resume(returning: state.sealStarting() ?? "not kept")
+        }
+        #expect(outcome == "cancelled")
+        guard case let .decided(late) = state.add(told.waiter("late")) else {
+            Issue.record("a waiter after the end gets the outcome at once"); return
+        }
+        #expect(late == "cancelled")
+    }
 }
 
 /// A streamed body's buffer alone: the head, back-pressure, the reader, the end, and the races between them.
